@@ -16,7 +16,7 @@ class StatusCounters {
   using view_type = Kokkos::View<unsigned long long[kNumCounters], memory_space>;
 
   StatusCounters() = default;
-  explicit StatusCounters(const ExecSpace& exec) : counts_("uq::status", kNumCounters) {
+  explicit StatusCounters(const ExecSpace& exec) : counts_("uq::status") {
     reset(exec);
   }
 

@@ -1,0 +1,67 @@
+// Decode dispatch: runs the path chosen by select_path (uq/backend.hpp) — the
+// generic Kokkos kernels, or a tuned launcher on the execution space's own stream
+// where one was built (arch/gfx950, arch/sm90).
+#pragma once
+
+#include "uq/backend.hpp"
+#include "uq/impl/decode_generic.hpp"
+#include "uq/impl/reduce_generic.hpp"
+
+#include <Kokkos_Core.hpp>
+
+namespace uq {
+namespace impl {
+
+// Everything about a decode call that is not a view.
+struct DecodeParams {
+  int num_kv_heads = 0;
+  int qg = 0;
+  int max_blocks_per_seq = 0;
+  int partitions = 0;
+  int tgpp = 0;
+  float scale = 0.0f;
+  bool q_rotated = false;
+};
+
+template <class ExecSpace>
+struct DecodeSpec {
+  using MemSpace = typename ExecSpace::memory_space;
+
+  template <class Q, class Tables, class Lens, class Counts>
+  static void partitions(Path path, const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
+                         const Tables& block_tables, const Lens& seq_lens, const DecodePartials<MemSpace>& out,
+                         const Counts& counts, const DecodeParams& p, int num_seqs) {
+    (void)path;  // only the generic path exists in this build (see built_paths())
+    DecodePartitionsGeneric<ExecSpace, Q, Tables, Lens, Counts> k;
+    k.q = q;
+    k.cache = cache;
+    k.block_tables = block_tables;
+    k.seq_lens = seq_lens;
+    k.partials = out;
+    k.counts = counts;
+    k.max_blocks_per_seq = p.max_blocks_per_seq;
+    k.num_kv_heads = p.num_kv_heads;
+    k.qg = p.qg;
+    k.partitions = p.partitions;
+    k.tgpp = p.tgpp;
+    k.scale = p.scale;
+    k.q_rotated = p.q_rotated;
+    k.launch(exec, num_seqs);
+  }
+
+  template <class Out>
+  static void reduce(Path path, const ExecSpace& exec, const DecodePartials<MemSpace>& partials, const Out& out,
+                     const DecodeParams& p, int num_seqs) {
+    (void)path;
+    ReduceGeneric<ExecSpace, Out> k;
+    k.partials = partials;
+    k.out = out;
+    k.num_kv_heads = p.num_kv_heads;
+    k.qg = p.qg;
+    k.partitions = p.partitions;
+    k.launch(exec, num_seqs);
+  }
+};
+
+}  // namespace impl
+}  // namespace uq

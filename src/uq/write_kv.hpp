@@ -1,0 +1,94 @@
+// uq::write_kv: quantise K (rotated) and V into the UltraQuant MXFP4 cache
+// (spec ultraquant.md §4).
+#pragma once
+
+#include "uq/backend.hpp"
+#include "uq/error.hpp"
+#include "uq/impl/checks.hpp"
+#include "uq/impl/device_info.hpp"
+#include "uq/impl/kv_cache_checks.hpp"
+#include "uq/impl/status_counters.hpp"
+#include "uq/impl/write_kv_generic.hpp"
+#include "uq/types.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace uq {
+
+struct WriteKvConfig {
+  Backend backend = Backend::Auto;  // the writer has only the generic path: Native is an error
+  bool check = true;                // read the status counters back after the call, throw on bad data
+};
+
+// Holds the device status counters so repeated calls allocate nothing.
+// k, v: [num_tokens, num_kv_heads, 256] bf16, any layout. slot_mapping: [num_tokens]
+// int64 or int32, block * block_size + pos, negative = skip. kv_cache: uint8
+// [num_blocks, block_size, num_kv_heads, slot_bytes], dense in the last three dims.
+template <class ExecSpace = Kokkos::DefaultExecutionSpace>
+class KvWriter {
+ public:
+  explicit KvWriter(const ExecSpace& exec = ExecSpace(), const WriteKvConfig& cfg = {})
+      : exec_(exec), cfg_(cfg), counters_(exec) {
+    // The writer is latency-bound and has no tuned kernel: Native is refused, not ignored.
+    impl::require(cfg.backend != Backend::Native, "uq::write_kv", "config.backend",
+                  "Auto or Generic (the writer has only the generic path)", "Native");
+  }
+
+  template <class K, class V, class Slots, class Cache>
+  void run(const K& k, const V& v, const Slots& slot_mapping, const Cache& kv_cache) const {
+    static_assert(impl::ViewContract<ExecSpace, K, bf16, 3>::ok, "");
+    static_assert(impl::ViewContract<ExecSpace, V, bf16, 3>::ok, "");
+    static_assert(impl::IndexViewContract<ExecSpace, Slots, 1, std::int64_t, std::int32_t>::ok, "");
+    static_assert(impl::OutputViewContract<ExecSpace, Cache, std::uint8_t, 4>::ok, "");
+    constexpr const char* fn = "uq::write_kv";
+
+    const impl::KvCacheGeometry geo = impl::check_kv_cache(fn, kv_cache);
+    const std::int64_t T = static_cast<std::int64_t>(k.extent(0));
+    impl::require_extent(fn, "k", k, 2, ultraquant::kHeadDim, "head dim");
+    impl::require_extent(fn, "k", k, 1, geo.num_kv_heads, "num_kv_heads = kv_cache.extent(2)");
+    for (int d = 0; d < 3; ++d)
+      impl::require_extent(fn, "v", v, d, static_cast<std::int64_t>(k.extent(d)), "same shape as k");
+    impl::require_extent(fn, "slot_mapping", slot_mapping, 0, T, "num_tokens = k.extent(0)");
+    impl::require(T * geo.num_kv_heads * 2 <= std::numeric_limits<int>::max(), fn, "k",
+                  "num_tokens * num_kv_heads * 2 <= 2^31 - 1", impl::str(T * geo.num_kv_heads * 2));
+    impl::require_no_alias(fn, "kv_cache", kv_cache, "k", k);
+    impl::require_no_alias(fn, "kv_cache", kv_cache, "v", v);
+    impl::require_no_alias(fn, "kv_cache", kv_cache, "slot_mapping", slot_mapping);
+
+    if (cfg_.check) counters_.reset(exec_);
+    using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
+    impl::WriteKvGeneric<ExecSpace, K, V, Slots, Cache, Counts> kernel{
+        k, v, slot_mapping, kv_cache, counters_.view(), geo.num_kv_heads,
+        geo.num_blocks * geo.block_size, geo.block_size};
+    kernel.launch(exec_, T);
+    if (cfg_.check) throw_if_bad(fn, "k/v/slot_mapping", counters_.read(exec_));
+  }
+
+  Status status() const { return counters_.read(exec_); }
+  void reset_status() const { counters_.reset(exec_); }
+
+ private:
+  ExecSpace exec_;
+  WriteKvConfig cfg_;
+  impl::StatusCounters<ExecSpace> counters_;
+};
+
+template <class ExecSpace, class K, class V, class Slots, class Cache,
+          class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
+void write_kv(const ExecSpace& exec, const K& k, const V& v, const Slots& slot_mapping,
+              const Cache& kv_cache, const WriteKvConfig& cfg = {}) {
+  KvWriter<ExecSpace>(exec, cfg).run(k, v, slot_mapping, kv_cache);
+}
+
+template <class K, class V, class Slots, class Cache,
+          class = std::enable_if_t<Kokkos::is_view<K>::value>>
+void write_kv(const K& k, const V& v, const Slots& slot_mapping, const Cache& kv_cache,
+              const WriteKvConfig& cfg = {}) {
+  write_kv(typename Cache::execution_space(), k, v, slot_mapping, kv_cache, cfg);
+}
+
+}  // namespace uq
