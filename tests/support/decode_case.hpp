@@ -1,0 +1,246 @@
+// A decode test case: builds sequences, a paged cache (written by uq::write_kv into
+// blocks in shuffled order, unused blocks full of garbage), a possibly strided q, runs
+// a decode path and compares it with the float64 reference (tests/reference) within
+// the tolerance derived below. Used by the generic tests and by every tuned path.
+#pragma once
+
+#include "support/test_util.hpp"
+#include "uq/uq.hpp"
+#include "uqref.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace uqtest {
+
+struct DecodeCase {
+  int qg = 6;
+  int block_size = 64;
+  int num_kv_heads = 1;
+  std::vector<int> seq_lens = {100};
+  int max_blocks_per_seq = 0;  // 0: just enough for the longest sequence
+  int spare_blocks = 3;        // unused (garbage) blocks in the cache
+  int slot_bytes = 272;
+  bool shuffle_blocks = true;
+  bool strided_q = true;       // q is the first heads of a fused [B, Hq + 2 Hk, 256] QKV tensor
+  bool q_rotated = false;
+  int partitions = 0;
+  float scale = 1.0f / 16.0f;
+  float q_sigma = 1.0f;
+  float kv_sigma = 1.0f;
+  std::uint64_t seed = 1;
+  // Corrupt inputs after the cache is written: (sequence, logical block) -> bad id.
+  std::vector<std::pair<int, int>> bad_blocks;
+  std::vector<std::pair<int, int>> raw_seq_len_overrides;  // (sequence, value) passed to decode
+
+  std::string name() const {
+    std::string s = "qg" + std::to_string(qg) + " bs" + std::to_string(block_size) + " hk" +
+                    std::to_string(num_kv_heads) + " P" + std::to_string(partitions) +
+                    (q_rotated ? " rot" : " raw") + " lens";
+    for (int l : seq_lens) s += " " + std::to_string(l);
+    return s;
+  }
+};
+
+// Host-side data of a built case.
+struct DecodeData {
+  int num_seqs = 0, hq = 0, max_blocks = 0;
+  std::int64_t num_blocks = 0;
+  std::vector<std::uint16_t> qkv;       // [B][Hq + 2 Hk][256], q = heads [0, Hq)
+  std::vector<std::uint8_t> cache;      // [NB][BS][Hk][slot_bytes]
+  std::vector<std::int32_t> tables;     // [B][max_blocks]
+  std::vector<std::int32_t> seq_lens;   // as passed to decode
+  std::vector<std::uint16_t> kv;        // unquantised K then V [2][T][Hk][256] (for cosine checks)
+};
+
+inline DecodeData build_decode_data(const DecodeCase& c) {
+  DecodeData d;
+  d.num_seqs = static_cast<int>(c.seq_lens.size());
+  d.hq = c.num_kv_heads * c.qg;
+  int longest = 0;
+  for (int l : c.seq_lens) longest = std::max(longest, l);
+  d.max_blocks = c.max_blocks_per_seq > 0 ? c.max_blocks_per_seq : (longest + c.block_size - 1) / c.block_size;
+  std::int64_t used = 0;
+  for (int l : c.seq_lens) used += (l + c.block_size - 1) / c.block_size;
+  d.num_blocks = used + c.spare_blocks;
+  std::mt19937_64 rng(c.seed);
+
+  // Cache starts as garbage: random bytes with scale bytes in a sane range, so a kernel
+  // reading a block it should not gives a visibly wrong (not NaN-free-by-luck) answer.
+  const std::size_t slot = static_cast<std::size_t>(c.slot_bytes);
+  d.cache.resize(static_cast<std::size_t>(d.num_blocks) * c.block_size * c.num_kv_heads * slot);
+  std::uniform_int_distribution<int> byte(0, 255), scale_byte(120, 130);
+  for (std::size_t i = 0; i < d.cache.size(); ++i) {
+    const std::size_t off = i % slot;
+    const bool is_scale = (off >= 128 && off < 136) || (off >= 264 && off < 272);
+    d.cache[i] = static_cast<std::uint8_t>(is_scale ? scale_byte(rng) : byte(rng));
+  }
+
+  // Block tables: a permutation of the physical blocks; entries past a sequence's end
+  // point at arbitrary (valid) blocks, as a real allocator leaves them.
+  std::vector<std::int32_t> phys(static_cast<std::size_t>(d.num_blocks));
+  std::iota(phys.begin(), phys.end(), 0);
+  if (c.shuffle_blocks) std::shuffle(phys.begin(), phys.end(), rng);
+  d.tables.assign(static_cast<std::size_t>(d.num_seqs) * d.max_blocks, 0);
+  std::size_t next = 0;
+  for (int b = 0; b < d.num_seqs; ++b) {
+    const int nb = (c.seq_lens[b] + c.block_size - 1) / c.block_size;
+    for (int j = 0; j < d.max_blocks; ++j)
+      d.tables[static_cast<std::size_t>(b) * d.max_blocks + j] =
+          j < nb ? phys[next++] : phys[static_cast<std::size_t>(rng() % phys.size())];
+  }
+
+  // K, V for every token, written through uq::write_kv (tested bit-exact elsewhere).
+  std::int64_t T = 0;
+  for (int l : c.seq_lens) T += l;
+  RowGenerator kgen(c.seed * 7 + 1), vgen(c.seed * 7 + 2);
+  d.kv.resize(static_cast<std::size_t>(2 * T) * c.num_kv_heads * 256);
+  std::vector<std::int64_t> slots(static_cast<std::size_t>(T));
+  std::int64_t tok = 0;
+  for (int b = 0; b < d.num_seqs; ++b)
+    for (int t = 0; t < c.seq_lens[b]; ++t, ++tok) {
+      const std::int64_t block = d.tables[static_cast<std::size_t>(b) * d.max_blocks + t / c.block_size];
+      slots[static_cast<std::size_t>(tok)] = block * c.block_size + t % c.block_size;
+      for (int h = 0; h < c.num_kv_heads; ++h) {
+        kgen.fill(&d.kv[(static_cast<std::size_t>(tok) * c.num_kv_heads + h) * 256], c.kv_sigma);
+        vgen.fill(&d.kv[(static_cast<std::size_t>(T + tok) * c.num_kv_heads + h) * 256], c.kv_sigma);
+      }
+    }
+  if (T > 0) {
+    auto cache = to_device(d.cache, "cache", d.num_blocks, c.block_size, c.num_kv_heads, c.slot_bytes);
+    std::vector<uq::bf16> kb(d.kv.size() / 2), vb(d.kv.size() / 2);
+    for (std::size_t i = 0; i < kb.size(); ++i) {
+      kb[i].bits = d.kv[i];
+      vb[i].bits = d.kv[kb.size() + i];
+    }
+    auto k = to_device(kb, "k", T, c.num_kv_heads, 256);
+    auto v = to_device(vb, "v", T, c.num_kv_heads, 256);
+    auto s = to_device(slots, "slots", T);
+    uq::write_kv(k, v, s, cache);
+    d.cache = to_host(cache);
+  }
+
+  // Queries: the q part of a fused QKV tensor; the K/V heads hold garbage.
+  const int heads = d.hq + 2 * c.num_kv_heads;
+  d.qkv.resize(static_cast<std::size_t>(d.num_seqs) * heads * 256);
+  RowGenerator qgen(c.seed * 7 + 3, 256, 0);
+  for (std::size_t r = 0; r < d.qkv.size() / 256; ++r) qgen.fill(&d.qkv[r * 256], c.q_sigma);
+
+  d.seq_lens.assign(c.seq_lens.begin(), c.seq_lens.end());
+  for (auto [b, len] : c.raw_seq_len_overrides) d.seq_lens[static_cast<std::size_t>(b)] = len;
+  for (auto [b, j] : c.bad_blocks)
+    d.tables[static_cast<std::size_t>(b) * d.max_blocks + j] = (j % 2) ? -1 - j : static_cast<std::int32_t>(d.num_blocks + j);
+  return d;
+}
+
+inline uqref::DecodeResult reference_decode(const DecodeCase& c, const DecodeData& d) {
+  uqref::DecodeInputs in{};
+  const int heads = d.hq + 2 * c.num_kv_heads;
+  in.q = d.qkv.data();
+  in.q_stride_seq = static_cast<std::int64_t>(heads) * 256;
+  in.q_stride_head = 256;
+  in.cache = d.cache.data();
+  in.num_blocks = d.num_blocks;
+  in.block_size = c.block_size;
+  in.num_kv_heads = c.num_kv_heads;
+  in.slot_bytes = c.slot_bytes;
+  in.block_tables = d.tables.data();
+  in.max_blocks_per_seq = d.max_blocks;
+  in.seq_lens = d.seq_lens.data();
+  in.num_seqs = d.num_seqs;
+  in.qg = c.qg;
+  in.scale = c.scale;
+  in.q_rotated = c.q_rotated;
+  return uqref::uq_decode(in);
+}
+
+// Tolerance of a decode result against the float64 reference, per element d of a row
+// (derivation; u = 2^-8 is the unit roundoff of bf16, u32 = 2^-24 of fp32):
+//  * P rounded to bf16 for P.V: |sum_t p_t e_t v_t| / l <= u * vmax_d
+//  * the partial output rounded to bf16: <= u * (1 + u) * vmax_d
+//    (the reducer's weighted mean of partials keeps the larger of these bounds)
+//  * the final bf16 rounding: <= u * (|ref| + 2u vmax_d)
+//  * fp32 scores: each s_t carries |delta| <= 64 u32 * score_abs (40 roundings in the
+//    group-structured dot, one for the scale, generously); softmax weights then move by
+//    at most a factor e^(2 delta), i.e. <= 2.01 delta of the output scale vmax_d
+//  * fp32 accumulation of acc, l over n attended tokens and exp: <= (n + 16) u32 * 4 vmax_d
+inline double decode_tolerance(double ref, double vmax, double score_abs, std::int64_t attended) {
+  const double u = std::ldexp(1.0, -8), u32 = std::ldexp(1.0, -24);
+  const double delta = 64.0 * u32 * score_abs;
+  return u * (2.0 + 3.0 * u) * vmax + u * std::fabs(ref) + 2.01 * delta * vmax +
+         4.0 * static_cast<double>(attended + 16) * u32 * vmax + 1e-30;
+}
+
+// Runs a decode path over the case and checks it. `run` gets the device views and
+// must fill out; it may throw. Returns the number of checked elements.
+using DecodeRunner = std::function<void(const Kokkos::View<const uq::bf16***, Kokkos::LayoutStride, Mem>& q,
+                                        const Kokkos::View<const std::uint8_t****, Kokkos::LayoutRight, Mem>& cache,
+                                        const Kokkos::View<const std::int32_t**, Kokkos::LayoutRight, Mem>& tables,
+                                        const Kokkos::View<const std::int32_t*, Kokkos::LayoutRight, Mem>& lens,
+                                        const Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem>& out)>;
+
+struct DecodeCheck {
+  std::vector<std::uint16_t> out;  // [B][Hq][256] bits
+  double max_err_over_tol = 0.0;
+};
+
+inline DecodeCheck check_decode(const DecodeCase& c, const DecodeRunner& run) {
+  const DecodeData d = build_decode_data(c);
+  const int heads = d.hq + 2 * c.num_kv_heads;
+  std::vector<uq::bf16> qkv(d.qkv.size());
+  for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i].bits = d.qkv[i];
+  auto fused = to_device(qkv, "qkv", d.num_seqs, heads, 256);
+  Kokkos::View<const uq::bf16***, Kokkos::LayoutStride, Mem> q;
+  if (c.strided_q) {
+    q = Kokkos::subview(fused, Kokkos::ALL, std::make_pair(0, d.hq), Kokkos::ALL);
+  } else {
+    std::vector<uq::bf16> dense;
+    for (int b = 0; b < d.num_seqs; ++b)
+      for (int h = 0; h < d.hq; ++h)
+        for (int e = 0; e < 256; ++e) dense.push_back(qkv[(static_cast<std::size_t>(b) * heads + h) * 256 + e]);
+    auto qd = to_device(dense, "q", d.num_seqs, d.hq, 256);
+    q = Kokkos::View<const uq::bf16***, Kokkos::LayoutStride, Mem>(qd);
+  }
+  auto cache = to_device(d.cache, "cache", d.num_blocks, c.block_size, c.num_kv_heads, c.slot_bytes);
+  auto tables = to_device(d.tables, "tables", d.num_seqs, d.max_blocks);
+  auto lens = to_device(d.seq_lens, "lens", d.num_seqs);
+  Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem> out("out", d.num_seqs, d.hq, 256);
+  Kokkos::deep_copy(out, uq::bf16{kPoisonBf16});
+
+  run(q, cache, tables, lens, out);
+
+  const uqref::DecodeResult ref = reference_decode(c, d);
+  DecodeCheck result;
+  result.out.reserve(out.size());
+  for (const uq::bf16& x : to_host(out)) result.out.push_back(x.bits);
+  int reported = 0;
+  for (int b = 0; b < d.num_seqs; ++b)
+    for (int h = 0; h < d.hq; ++h) {
+      const std::size_t row = static_cast<std::size_t>(b) * d.hq + h;
+      for (int e = 0; e < 256; ++e) {
+        const std::size_t i = row * 256 + e;
+        const double got = uq::codec::bf16_to_float(uq::bf16{result.out[i]});
+        const double want = ref.out[i];
+        const double tol = decode_tolerance(want, ref.vmax[i], ref.score_abs[row], ref.attended[row]);
+        const double err = std::fabs(got - want);
+        result.max_err_over_tol = std::max(result.max_err_over_tol, std::isfinite(got) ? err / tol : INFINITY);
+        if (!(err <= tol) && reported++ < 5)
+          ADD_FAILURE() << c.name() << ": seq " << b << " head " << h << " dim " << e << ": got " << got
+                        << ", reference " << want << ", |err| " << err << " > tol " << tol;
+        if (ref.attended[row] == 0 && result.out[i] != 0 && reported++ < 5)
+          ADD_FAILURE() << c.name() << ": empty sequence " << b << " must give exactly +0, got bits "
+                        << result.out[i];
+      }
+    }
+  return result;
+}
+
+}  // namespace uqtest

@@ -1,0 +1,85 @@
+// The pure backend-selection function and the default partition choice.
+#include "support/test_util.hpp"
+#include "uq/uq.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using uq::Backend;
+using uq::BuiltPaths;
+using uq::DeviceInfo;
+using uq::ExecKind;
+using uq::Path;
+
+DeviceInfo dev(ExecKind k, const char* arch, const char* name = "dev") {
+  DeviceInfo d;
+  d.kind = k;
+  d.arch = arch;
+  d.name = name;
+  return d;
+}
+
+TEST(Backend, AutoTakesNativeOnlyWhereBuiltAndEligible) {
+  const BuiltPaths both{true, true}, none{false, false};
+  const DeviceInfo mi355 = dev(ExecKind::Hip, "gfx950:sramecc+:xnack-"), h200 = dev(ExecKind::Cuda, "sm_90");
+  const DeviceInfo mi300 = dev(ExecKind::Hip, "gfx942"), b200 = dev(ExecKind::Cuda, "sm_100");
+  const DeviceInfo host = dev(ExecKind::OpenMP, "");
+  EXPECT_EQ(uq::select_path("f", mi355, Backend::Auto, true, both), Path::Gfx950);
+  EXPECT_EQ(uq::select_path("f", h200, Backend::Auto, true, both), Path::Sm90);
+  EXPECT_EQ(uq::select_path("f", mi355, Backend::Auto, false, both), Path::Generic);  // ineligible shape
+  EXPECT_EQ(uq::select_path("f", mi355, Backend::Auto, true, none), Path::Generic);   // not built
+  EXPECT_EQ(uq::select_path("f", mi300, Backend::Auto, true, both), Path::Generic);
+  EXPECT_EQ(uq::select_path("f", b200, Backend::Auto, true, both), Path::Generic);
+  EXPECT_EQ(uq::select_path("f", host, Backend::Auto, true, both), Path::Generic);
+  EXPECT_EQ(uq::select_path("f", h200, Backend::Generic, true, both), Path::Generic);
+  // a HIP gfx950 device must not pick the CUDA kernels, nor the reverse
+  EXPECT_EQ(uq::select_path("f", mi355, Backend::Auto, true, BuiltPaths{false, true}), Path::Generic);
+  EXPECT_EQ(uq::select_path("f", h200, Backend::Auto, true, BuiltPaths{true, false}), Path::Generic);
+}
+
+TEST(Backend, NativeIsAnErrorWhereNoNativePathExists) {
+  const BuiltPaths both{true, true};
+  EXPECT_EQ(uq::select_path("f", dev(ExecKind::Cuda, "sm_90"), Backend::Native, true, both), Path::Sm90);
+  uqtest::expect_error(
+      [&] { uq::select_path("uq::decode", dev(ExecKind::Serial, "", "Serial (host)"), Backend::Native, true, both); },
+      {"uq::decode", "config.backend", "Backend::Native on Serial (host)"});
+  uqtest::expect_error([&] { uq::select_path("uq::score", dev(ExecKind::Cuda, "sm_80", "A100"), Backend::Native, true, both); },
+                       {"uq::score", "A100 (sm_80)"});
+  uqtest::expect_error([&] { uq::select_path("f", dev(ExecKind::Cuda, "sm_90"), Backend::Native, false, both); },
+                       {"ineligible shape"});
+}
+
+TEST(Backend, ThisBuildsDefaultSpaceIsGeneric) {
+  const DeviceInfo d = uq::impl::device_info(uqtest::Exec());
+  EXPECT_FALSE(d.name.empty());
+  EXPECT_EQ(uq::select_path("f", d, Backend::Auto, true, uq::impl::built_paths()), Path::Generic);
+}
+
+// The launcher's algorithm (spec ultraquant.md §5) on the worked cases of
+// ultraquant-sources.md §8.2 and its boundaries.
+TEST(Partitions, DefaultChoiceMatchesTheLauncher) {
+  struct Row { int seqs, max_blocks, block_size, P, tgpp; };
+  const Row rows[] = {
+      {1, 64, 32, 16, 1},        // seq 2048: W = 2048, required 8 -> floor 32 capped by ceil(2048/192) = 11 -> 16
+      {9, 32, 64, 16, 1},        // same W at B = 9
+      {16, 1024, 64, 256, 1},    // 64k context, B = 16
+      {8, 4096, 64, 512, 2},     // 262144 tokens, B <= 8
+      {9, 4096, 64, 256, 4},     // same, B > 8
+      {1, 8, 16, 2, 1},          // W = 128
+      {4, 1172, 64, 512, 1},     // the headline 75k shape: required 293 -> 512
+      {1, 0, 16, 2, 1},          // an empty table
+  };
+  for (const Row& r : rows) {
+    const uq::PartitionChoice c = uq::choose_partitions(r.seqs, r.max_blocks, r.block_size);
+    EXPECT_EQ(c.partitions, r.P) << r.seqs << " " << r.max_blocks << " " << r.block_size;
+    EXPECT_EQ(c.tile_groups_per_part, r.tgpp) << r.seqs << " " << r.max_blocks << " " << r.block_size;
+    EXPECT_GE(static_cast<long>(c.partitions) * c.tile_groups_per_part * 256, static_cast<long>(r.max_blocks) * r.block_size);
+  }
+  // overrides: TGPP follows so that coverage holds
+  const uq::PartitionChoice o = uq::choose_partitions(1, 100, 64, 3);
+  EXPECT_EQ(o.partitions, 3);
+  EXPECT_EQ(o.tile_groups_per_part, 16);  // required 25 -> ceil(25/3) = 9 -> 16
+}
+
+}  // namespace

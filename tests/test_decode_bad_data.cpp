@@ -1,0 +1,82 @@
+// Device-side data errors in decode (spec ultraquant.md §6): bad block ids, negative
+// and too-long seq_lens are masked exactly as the reference masks them, counted once
+// each, and reported by a checked call; nothing is read out of bounds (the ASan suite
+// runs this file too).
+#include "support/decode_case.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace uqtest;
+
+TEST(DecodeBadData, MaskedCountedAndMatchingReference) {
+  DecodeCase c;
+  c.qg = 6;
+  c.block_size = 32;
+  c.seq_lens = {190, 64, 100, 50};
+  c.max_blocks_per_seq = 8;
+  // needed blocks made bad: seq 0 blocks 1 and 6 (6 starts at token 192 >= 190: not needed,
+  // not counted), seq 2 block 0 (its first tile)
+  c.bad_blocks = {{0, 1}, {0, 6}, {2, 0}};
+  // seq 1 passes a negative length, seq 3 one longer than its table allows
+  c.raw_seq_len_overrides = {{1, -5}, {3, 8 * 32 + 40}};
+  uq::Status st;
+  check_decode(c, [&](auto q, auto cache, auto tables, auto lens, auto out) {
+    uq::DecodeConfig cfg;
+    cfg.check = false;
+    uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(q, cache, tables, cfg), cfg);
+    plan.run(q, cache, tables, lens, out);
+    st = plan.status();
+  });
+  EXPECT_EQ(st[uq::Counter::bad_block_ids], 2u);
+  EXPECT_EQ(st[uq::Counter::negative_seq_lens], 1u);
+  EXPECT_EQ(st[uq::Counter::long_seq_lens], 1u);
+  EXPECT_EQ(st[uq::Counter::bad_slots], 0u);
+}
+
+TEST(DecodeBadData, CheckedCallThrowsNamingTheCounters) {
+  DecodeCase c;
+  c.seq_lens = {100, 70};
+  c.bad_blocks = {{1, 0}};
+  c.raw_seq_len_overrides = {{0, -1}};
+  const DecodeData d = build_decode_data(c);
+  std::vector<uq::bf16> qkv(d.qkv.size());
+  for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i].bits = d.qkv[i];
+  auto fused = to_device(qkv, "qkv", d.num_seqs, d.hq + 2, 256);
+  auto q = Kokkos::subview(fused, Kokkos::ALL, std::make_pair(0, d.hq), Kokkos::ALL);
+  auto cache = to_device(d.cache, "cache", d.num_blocks, c.block_size, 1, 272);
+  auto tables = to_device(d.tables, "tables", d.num_seqs, d.max_blocks);
+  auto lens = to_device(d.seq_lens, "lens", d.num_seqs);
+  Kokkos::View<uq::bf16***, Mem> out("out", d.num_seqs, d.hq, 256);
+  expect_error([&] { uq::decode(q, cache, tables, lens, out); },
+               {"uq::decode", "block_tables/seq_lens", "bad_block_ids=1", "negative_seq_lens=1"});
+
+  // Counters of an unchecked plan accumulate until reset.
+  uq::DecodeConfig cfg;
+  cfg.check = false;
+  uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(q, cache, tables, cfg), cfg);
+  plan.run(q, cache, tables, lens, out);
+  plan.run(q, cache, tables, lens, out);
+  EXPECT_EQ(plan.status()[uq::Counter::bad_block_ids], 2u);
+  plan.reset_status();
+  EXPECT_TRUE(plan.status().ok());
+}
+
+TEST(DecodeBadData, EveryBlockBadGivesZeros) {
+  DecodeCase c;
+  c.block_size = 16;
+  c.seq_lens = {40};
+  c.bad_blocks = {{0, 0}, {0, 1}, {0, 2}};
+  uq::Status st;
+  check_decode(c, [&](auto q, auto cache, auto tables, auto lens, auto out) {
+    uq::DecodeConfig cfg;
+    cfg.check = false;
+    uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(q, cache, tables, cfg), cfg);
+    plan.run(q, cache, tables, lens, out);
+    st = plan.status();
+  });
+  EXPECT_EQ(st[uq::Counter::bad_block_ids], 3u);
+}
+
+}  // namespace

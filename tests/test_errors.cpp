@@ -1,0 +1,128 @@
+// Every host-checkable error of write_kv, rotate_query, decode and DecodePlan: a
+// uq::Error thrown before any work, naming function, argument, expected and actual.
+#include "support/test_util.hpp"
+#include "uq/uq.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace uqtest;
+using Q = Kokkos::View<uq::bf16***, Mem>;
+using Cache = Kokkos::View<std::uint8_t****, Mem>;
+using Tables = Kokkos::View<std::int32_t**, Mem>;
+using Lens = Kokkos::View<std::int32_t*, Mem>;
+
+struct Args {
+  Q q{"q", 2, 6, 256};
+  Cache cache{"cache", 4, 16, 1, 272};
+  Tables tables{"tables", 2, 3};
+  Lens lens{"lens", 2};
+  Q out{"out", 2, 6, 256};
+};
+
+TEST(Errors, DecodeShapes) {
+  Args a;
+  uq::decode(a.q, a.cache, a.tables, a.lens, a.out);  // the valid call succeeds
+
+  expect_error([&] { uq::decode(Q("q", 2, 6, 128), a.cache, a.tables, a.lens, a.out); },
+               {"uq::decode", "argument 'q'", "extent(2) == 256", "got 128"});
+  expect_error([&] { uq::decode(Q("q", 2, 4, 256), a.cache, a.tables, a.lens, Q("o", 2, 4, 256)); },
+               {"uq::decode", "argument 'q'", "(the query group size) in {6, 8, 16}", "got 4"});
+  expect_error([&] { uq::decode(Q("q", 2, 7, 256), Cache("c", 4, 16, 2, 272), a.tables, a.lens, Q("o", 2, 7, 256)); },
+               {"argument 'q'", "a multiple of num_kv_heads = 2", "got 7"});
+  uq::DecodeConfig qg8;
+  qg8.qg = 8;
+  expect_error([&] { uq::decode(a.q, a.cache, a.tables, a.lens, a.out, qg8); },
+               {"argument 'q'", "num_q_heads = num_kv_heads * qg", "got 6"});
+  expect_error([&] { uq::decode(a.q, Cache("c", 4, 48, 1, 272), a.tables, a.lens, a.out); },
+               {"uq::decode", "argument 'kv_cache'", "(block_size) in {16, 32, 64, 128, 256}", "got 48"});
+  expect_error([&] { uq::decode(a.q, Cache("c", 4, 16, 1, 268), a.tables, a.lens, a.out); },
+               {"argument 'kv_cache'", "slot_bytes) >= 272", "got 268"});
+  expect_error([&] { uq::decode(a.q, Cache("c", 4, 16, 1, 274), a.tables, a.lens, a.out); },
+               {"argument 'kv_cache'", "multiple of 4", "got 274"});
+  expect_error([&] { uq::decode(a.q, a.cache, Tables("t", 3, 3), a.lens, a.out); },
+               {"argument 'block_tables'", "extent(0) == 2", "got 3"});
+  expect_error([&] { uq::decode(a.q, a.cache, a.tables, Lens("l", 1), a.out); },
+               {"argument 'seq_lens'", "extent(0) == 2", "got 1"});
+  expect_error([&] { uq::decode(a.q, a.cache, a.tables, a.lens, Q("o", 2, 6, 255)); },
+               {"argument 'out'", "extent(2) == 256", "got 255"});
+  // A cache that is not dense in its last three dimensions.
+  Kokkos::View<std::uint8_t****, Kokkos::LayoutLeft, Mem> left("left", 4, 16, 1, 272);
+  expect_error([&] { uq::decode(a.q, left, a.tables, a.lens, a.out); },
+               {"argument 'kv_cache'", "stride(3) == 1"});
+}
+
+TEST(Errors, DecodeConfigAndAliasing) {
+  Args a;
+  uq::DecodeConfig cfg;
+  cfg.partitions = 5000;
+  expect_error([&] { uq::decode(a.q, a.cache, a.tables, a.lens, a.out, cfg); },
+               {"config.partitions", "1..4096", "got 5000"});
+  cfg = {};
+  cfg.softmax_scale = NAN;
+  expect_error([&] { uq::decode(a.q, a.cache, a.tables, a.lens, a.out, cfg); }, {"config.softmax_scale", "finite"});
+  cfg = {};
+  cfg.backend = uq::Backend::Native;
+  expect_error([&] { uq::decode(a.q, a.cache, a.tables, a.lens, a.out, cfg); },
+               {"uq::decode", "config.backend", "Backend::Native on"});
+  // out aliasing q
+  expect_error([&] { uq::decode(a.q, a.cache, a.tables, a.lens, a.q); },
+               {"argument 'out'", "memory disjoint from 'q'", "overlapping memory"});
+}
+
+TEST(Errors, DecodePlanRunMismatch) {
+  Args a;
+  uq::DecodeConfig cfg;
+  cfg.check = false;
+  uq::DecodePlan<Exec> plan(Exec(), uq::DecodeShape{1, 1, 6, 16, 3}, cfg);
+  expect_error([&] { plan.run(a.q, a.cache, a.tables, a.lens, a.out); },
+               {"argument 'q'", "<= the plan's max_seqs = 1", "got 2"});
+  uq::DecodePlan<Exec> plan2(Exec(), uq::DecodeShape{2, 1, 6, 32, 3}, cfg);
+  expect_error([&] { plan2.run(a.q, a.cache, a.tables, a.lens, a.out); },
+               {"argument 'kv_cache'", "(block_size) == 32", "got 16"});
+  uq::DecodePlan<Exec> plan3(Exec(), uq::DecodeShape{2, 1, 6, 16, 5}, cfg);
+  expect_error([&] { plan3.run(a.q, a.cache, a.tables, a.lens, a.out); },
+               {"argument 'block_tables'", "extent(1) == 5", "got 3"});
+  expect_error([&] { uq::DecodePlan<Exec>(Exec(), uq::DecodeShape{2, 0, 6, 16, 5}, cfg); },
+               {"shape.num_kv_heads", ">= 1", "got 0"});
+  expect_error([&] { uq::DecodePlan<Exec>(Exec(), uq::DecodeShape{-1, 1, 6, 16, 5}, cfg); },
+               {"shape.max_seqs", "got -1"});
+  expect_error([&] { plan.run_reduce(2, a.out); }, {"argument 'num_seqs'", "0..1", "got 2"});
+}
+
+TEST(Errors, WriteKv) {
+  Q k("k", 3, 1, 256), v("v", 3, 1, 256);
+  Kokkos::View<std::int64_t*, Mem> slots("s", 3);
+  Cache cache("c", 2, 16, 1, 272);
+  uq::write_kv(k, v, slots, cache);
+  expect_error([&] { uq::write_kv(Q("k", 3, 1, 64), v, slots, cache); }, {"uq::write_kv", "argument 'k'", "got 64"});
+  expect_error([&] { uq::write_kv(k, Q("v", 2, 1, 256), slots, cache); },
+               {"argument 'v'", "same shape as k", "got 2"});
+  expect_error([&] { uq::write_kv(k, v, Kokkos::View<std::int64_t*, Mem>("s", 4), cache); },
+               {"argument 'slot_mapping'", "extent(0) == 3", "got 4"});
+  expect_error([&] { uq::write_kv(k, v, slots, Cache("c", 2, 16, 2, 272)); },
+               {"argument 'k'", "num_kv_heads", "extent(1) == 2", "got 1"});
+  expect_error([&] { uq::write_kv(k, v, slots, Cache("c", 2, 20, 1, 272)); }, {"block_size", "got 20"});
+  uq::WriteKvConfig cfg;
+  cfg.backend = uq::Backend::Native;
+  expect_error([&] { uq::write_kv(k, v, slots, cache, cfg); }, {"config.backend", "Auto or Generic", "got Native"});
+  // the cache overlapping k's memory
+  Kokkos::View<std::uint8_t*, Mem> raw("raw", 3 * 256 * 2 + 16 * 272);
+  Kokkos::View<uq::bf16***, Mem, Kokkos::MemoryUnmanaged> k_in(reinterpret_cast<uq::bf16*>(raw.data()), 3, 1, 256);
+  Kokkos::View<std::uint8_t****, Mem, Kokkos::MemoryUnmanaged> c_in(raw.data() + 256, 1, 16, 1, 272);
+  expect_error([&] { uq::write_kv(k_in, v, slots, c_in); },
+               {"argument 'kv_cache'", "memory disjoint from 'k'", "overlapping"});
+}
+
+TEST(Errors, RotateQuery) {
+  Q q("q", 2, 3, 256);
+  Kokkos::View<float***, Mem> r("r", 2, 3, 256);
+  uq::rotate_query(q, r);
+  expect_error([&] { uq::rotate_query(q, Kokkos::View<float***, Mem>("r", 2, 2, 256)); },
+               {"uq::rotate_query", "argument 'q_rot'", "extent(1) == 3", "got 2"});
+  expect_error([&] { uq::rotate_query(Q("q", 2, 3, 100), Kokkos::View<float***, Mem>("r", 2, 3, 100)); },
+               {"argument 'q'", "extent(2) == 256", "got 100"});
+}
+
+}  // namespace

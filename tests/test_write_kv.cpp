@@ -1,0 +1,189 @@
+// uq::write_kv bit-exact against the float64 reference writer, on random and
+// adversarial rows: exact midpoints (ties go to the lower level), +-5 saturation,
+// exponent boundaries, tiny (flushed) and huge groups, zeros, NaN/Inf, subnormal bf16;
+// skipped and out-of-range slots, slot padding untouched, counters.
+#include "support/test_util.hpp"
+#include "uq/uq.hpp"
+#include "uqref.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace {
+
+using namespace uqtest;
+
+std::uint16_t bf(float x) { return uq::codec::float_to_bf16(x).bits; }
+
+struct WriterCase {
+  int T = 0, Hk = 1, num_blocks = 4, block_size = 16, slot_bytes = 272;
+  std::vector<std::uint16_t> k, v;  // [T][Hk][256]
+  std::vector<std::int64_t> slots;
+};
+
+// Runs uq::write_kv and the reference on the same garbage-filled cache; expects equal
+// bytes everywhere and the given counters.
+void expect_same_cache(const WriterCase& c, std::uint64_t bad_slots, std::uint64_t nonfinite) {
+  const std::size_t bytes = static_cast<std::size_t>(c.num_blocks) * c.block_size * c.Hk * c.slot_bytes;
+  std::vector<std::uint8_t> init(bytes);
+  std::mt19937 rng(99);
+  for (auto& b : init) b = static_cast<std::uint8_t>(rng());
+  std::vector<std::uint8_t> want = init;
+  const uqref::WriteCounts rc = uqref::uq_write_kv(c.k.data(), c.v.data(), c.slots.data(), c.T, c.Hk, want.data(),
+                                                   c.num_blocks, c.block_size, c.slot_bytes);
+  EXPECT_EQ(rc.bad_slots, bad_slots);
+  EXPECT_EQ(rc.nonfinite_rows, nonfinite);
+
+  auto cache = to_device(init, "cache", c.num_blocks, c.block_size, c.Hk, c.slot_bytes);
+  std::vector<uq::bf16> kb(c.k.size()), vb(c.v.size());
+  for (std::size_t i = 0; i < kb.size(); ++i) kb[i].bits = c.k[i], vb[i].bits = c.v[i];
+  auto k = to_device(kb, "k", c.T, c.Hk, 256);
+  auto v = to_device(vb, "v", c.T, c.Hk, 256);
+  auto s = to_device(c.slots, "slots", c.T);
+  uq::WriteKvConfig cfg;
+  cfg.check = false;
+  uq::KvWriter<Exec> writer(Exec(), cfg);
+  writer.run(k, v, s, cache);
+  const uq::Status st = writer.status();
+  EXPECT_EQ(st[uq::Counter::bad_slots], bad_slots);
+  EXPECT_EQ(st[uq::Counter::nonfinite_inputs], nonfinite);
+  const auto got = to_host(cache);
+  ASSERT_EQ(got.size(), want.size());
+  int shown = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i] && shown++ < 8)
+      ADD_FAILURE() << "byte " << i << " (slot " << i / c.slot_bytes << ", offset " << i % c.slot_bytes
+                    << "): got " << int(got[i]) << ", reference " << int(want[i]);
+}
+
+WriterCase random_case(int T, int Hk, int block_size, int slot_bytes, std::uint64_t seed) {
+  WriterCase c;
+  c.T = T, c.Hk = Hk, c.block_size = block_size, c.slot_bytes = slot_bytes;
+  c.num_blocks = (T + block_size - 1) / block_size + 2;
+  RowGenerator kg(seed), vg(seed + 1);
+  c.k.resize(static_cast<std::size_t>(T) * Hk * 256);
+  c.v.resize(c.k.size());
+  std::mt19937_64 rng(seed);
+  std::lognormal_distribution<float> sigma(0.0f, 2.0f);
+  for (int r = 0; r < T * Hk; ++r) {
+    kg.fill(&c.k[static_cast<std::size_t>(r) * 256], sigma(rng));
+    vg.fill(&c.v[static_cast<std::size_t>(r) * 256], sigma(rng));
+  }
+  // a permutation of slots, so tokens land in scattered positions
+  std::vector<std::int64_t> all(static_cast<std::size_t>(c.num_blocks) * block_size);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
+  std::shuffle(all.begin(), all.end(), rng);
+  c.slots.assign(all.begin(), all.begin() + T);
+  return c;
+}
+
+TEST(WriteKv, RandomRowsBitExact) {
+  for (int bs : {16, 64, 256}) {
+    expect_same_cache(random_case(257, 2, bs, 272, 10 + bs), 0, 0);
+  }
+  expect_same_cache(random_case(17, 3, 32, 288, 5), 0, 0);  // padded slots: padding untouched
+}
+
+TEST(WriteKv, MidpointsSaturationAndExponentBoundaries) {
+  // V is not rotated, so V rows place exact values into groups. Each group's absmax
+  // fixes e; the other values sit on midpoints m * 2^e, just above/below them, and
+  // beyond the +-5 saturation point.
+  WriterCase c;
+  c.T = 24;
+  c.num_blocks = 2;
+  const float mids[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
+  for (int t = 0; t < c.T; ++t) {
+    std::vector<std::uint16_t> v(256, 0), k(256, 0);
+    for (int g = 0; g < 8; ++g) {
+      // absmax A with s = A * 0.156 landing on both sides of 2^(e +- 1/2)
+      const int e = (t % 12) - 6 + g;
+      const float A = std::ldexp(6.0f + 0.25f * static_cast<float>(t % 5), e);
+      v[g * 32] = bf(t % 2 ? -A : A);
+      for (int i = 1; i < 32; ++i) {
+        const float m = mids[i % 7] * (i % 3 == 0 ? -1.0f : 1.0f);
+        const int scale_e = e + (t % 3) - 1;  // near the group's exponent
+        std::uint16_t x = bf(std::ldexp(m, scale_e));
+        if (i % 5 == 1) ++x;  // one bf16 ulp further from zero
+        if (i % 5 == 2) --x;  // one bf16 ulp closer to zero
+        v[g * 32 + i] = x;
+      }
+    }
+    // K: rows of the Hadamard matrix, so WHT(k) is exactly 16 * (chosen coefficients)
+    for (int d = 0; d < 256; ++d) {
+      const int j1 = (t * 37) % 256, j2 = (t * 11 + 5) % 256;
+      const float c1 = 0.5f * static_cast<float>(1 + t % 4), c2 = 0.25f * static_cast<float>(t % 7);
+      const float s1 = (__builtin_popcount(j1 & d) & 1) ? -c1 : c1;
+      const float s2 = (__builtin_popcount(j2 & d) & 1) ? -c2 : c2;
+      k[d] = bf(s1 + s2);
+    }
+    c.v.insert(c.v.end(), v.begin(), v.end());
+    c.k.insert(c.k.end(), k.begin(), k.end());
+    c.slots.push_back(t);
+  }
+  expect_same_cache(c, 0, 0);
+}
+
+TEST(WriteKv, TinyHugeZeroSubnormalAndNonFinite) {
+  WriterCase c;
+  c.T = 8;
+  c.num_blocks = 1;
+  const float nan = std::nanf(""), inf = INFINITY;
+  std::uint64_t nonfinite = 0;
+  for (int t = 0; t < c.T; ++t) {
+    std::vector<std::uint16_t> k(256, 0), v(256, 0);
+    switch (t) {
+      case 0: break;                                                    // all zero
+      case 1: for (auto& x : v) x = bf(1e-38f); for (auto& x : k) x = bf(-1e-38f); break;  // flushed
+      case 2: for (int d = 0; d < 256; ++d) v[d] = 0x0001 + d % 3, k[d] = 0x8002; break;    // bf16 subnormals
+      case 3: for (int d = 0; d < 256; ++d) v[d] = bf(d % 2 ? 3e38f : -1e37f), k[d] = bf(1e34f * (d % 5)); break;  // huge, WHT stays finite
+      case 4: v[40] = bf(nan); v[41] = bf(2.0f); k[3] = bf(1.0f); ++nonfinite; break;  // one V group zeroed
+      case 5: k[7] = bf(inf); v[0] = bf(1.0f); ++nonfinite; break;   // the whole K row turns non-finite
+      case 6: for (auto& x : k) x = bf(3.3e38f); ++nonfinite; break; // WHT overflows to inf
+      default: v[255] = bf(-5.0f); k[0] = bf(5.0f); break;
+    }
+    c.k.insert(c.k.end(), k.begin(), k.end());
+    c.v.insert(c.v.end(), v.begin(), v.end());
+    c.slots.push_back(t * 2);
+  }
+  expect_same_cache(c, 0, nonfinite);
+}
+
+TEST(WriteKv, SkippedAndOutOfRangeSlots) {
+  WriterCase c = random_case(40, 2, 16, 272, 3);
+  c.slots[0] = -1;                          // skipped: untouched, not counted
+  c.slots[5] = -1000;
+  c.slots[7] = c.num_blocks * 16;           // just past the end: counted, not written
+  c.slots[9] = std::int64_t(1) << 40;
+  expect_same_cache(c, 2, 0);
+}
+
+TEST(WriteKv, CheckedCallThrowsOnBadData) {
+  WriterCase c = random_case(4, 1, 16, 272, 4);
+  c.slots[2] = 1 << 20;
+  std::vector<uq::bf16> kb(c.k.size()), vb(c.v.size());
+  for (std::size_t i = 0; i < kb.size(); ++i) kb[i].bits = c.k[i], vb[i].bits = c.v[i];
+  auto k = to_device(kb, "k", c.T, 1, 256);
+  auto v = to_device(vb, "v", c.T, 1, 256);
+  auto s = to_device(c.slots, "slots", c.T);
+  Kokkos::View<std::uint8_t****, Mem> cache("cache", c.num_blocks, 16, 1, 272);
+  expect_error([&] { uq::write_kv(k, v, s, cache); }, {"uq::write_kv", "bad_slots=1"});
+}
+
+TEST(WriteKv, Int32SlotMappingAccepted) {
+  WriterCase c = random_case(20, 1, 32, 272, 8);
+  std::vector<std::int32_t> s32(c.slots.begin(), c.slots.end());
+  std::vector<uq::bf16> kb(c.k.size()), vb(c.v.size());
+  for (std::size_t i = 0; i < kb.size(); ++i) kb[i].bits = c.k[i], vb[i].bits = c.v[i];
+  auto k = to_device(kb, "k", c.T, 1, 256);
+  auto v = to_device(vb, "v", c.T, 1, 256);
+  Kokkos::View<std::uint8_t****, Mem> a("a", c.num_blocks, 32, 1, 272), b("b", c.num_blocks, 32, 1, 272);
+  uq::write_kv(k, v, to_device(c.slots, "s64", c.T), a);
+  uq::write_kv(k, v, to_device(s32, "s32", c.T), b);
+  EXPECT_EQ(to_host(a), to_host(b));
+}
+
+}  // namespace
