@@ -1,0 +1,58 @@
+// The gfx950 wavefront emulator: runs a kernel written against arch/gfx950/isa.hpp on the
+// CPU, one workgroup of 64*W lanes at a time (see arch/gfx950/README.md).
+//
+//   uq::emu::LaunchConfig config;
+//   config.grid = {num_seqs, num_heads, num_parts};
+//   config.waves_per_workgroup = 1;
+//   uq::emu::launch(config, [&] { my_kernel(args...); });   // the lambda is each lane's body
+//
+// Each lane is a cooperative fiber; lanes run one at a time, in a fixed order, until they
+// reach a cross-lane operation or a barrier, which is a rendezvous: the last lane to arrive
+// computes the result for all. A kernel that breaks the rules (divergent cross-lane calls,
+// a lane leaving early, LDS out of bounds or racing, misaligned accesses) stops the launch
+// with a uq::emu::Fault that names the source locations involved.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <type_traits>
+
+namespace uq::emu {
+
+struct Dim3 {
+  std::uint32_t x = 1, y = 1, z = 1;
+};
+
+struct LaunchConfig {
+  Dim3 grid;                               // workgroups, run x fastest, then y, then z
+  std::uint32_t waves_per_workgroup = 1;   // W: 64*W lanes per workgroup (1..16)
+  std::size_t stack_bytes = 256 * 1024;    // per lane: kernels keep a few KB of arrays
+  std::uint8_t lds_poison = 0xFF;          // LDS content at workgroup start (0xFF: NaN in
+                                           // f32, bf16 and e4m3, so stale reads show)
+  bool detect_lds_races = true;            // see README: lanes run one after another
+};
+
+// A kernel broke an emulator rule, or its body threw: the launch stopped.
+class Fault : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+void run(const LaunchConfig& config, void (*body)(void*), void* arg);
+}  // namespace detail
+
+// Runs body() as the kernel of every lane of every workgroup of config.grid. Returns when
+// all workgroups have finished; throws uq::Error for a bad config and uq::emu::Fault when the
+// kernel faults (an exception thrown by body is rethrown as is).
+template <class Body>
+void launch(const LaunchConfig& config, Body&& body) {
+  using B = std::remove_reference_t<Body>;
+  detail::run(
+      config, [](void* b) { (*static_cast<B*>(b))(); },
+      const_cast<void*>(static_cast<const void*>(std::addressof(body))));
+}
+
+}  // namespace uq::emu

@@ -1,0 +1,308 @@
+# gfx950 toolchain glue: compile HIP sources for gfx950 with Debian's clang-22 (driven
+# directly: CMake's HIP language cannot find Debian's hip-lang layout) and check the
+# resulting code objects' instructions and resource use in ctest.
+#
+#   include(gfx950)
+#   uq_gfx950_find_tools()
+#   uq_gfx950_object(<target> <source.hip>
+#                    [INCLUDE_DIRECTORIES dir...] [DEFINITIONS NAME[=VALUE]...]
+#                    [OPTIONS flag...] [DEPENDS file...])
+#       Builds <target>: ${CMAKE_CURRENT_BINARY_DIR}/<target>.co, a linked AMDGPU code object
+#       (clang++-22 -x hip --offload-arch=gfx950 -nogpulib -nogpuinc --cuda-device-only -O2).
+#       The path is the target's UQ_GFX950_OBJECT property.
+#   uq_gfx950_isa_check(<test> <object-target>
+#                       [KERNEL symbol]          only this kernel (default: every kernel)
+#                       [REQUIRE mnemonic...]    each must occur (v_foo also matches v_foo_e32,
+#                                                _e64, _sdwa, _dpp)
+#                       [FORBID mnemonic...]     none may occur
+#                       [REQUIRE_MATCH regex...] each must match some instruction line
+#                       [MAX_VGPRS n]            .vgpr_count (ArchVGPRs + AGPRs) <= n
+#                       [MAX_SGPRS n]            .sgpr_count <= n
+#                       [MAX_LDS bytes]          .group_segment_fixed_size <= bytes
+#                       [NO_SCRATCH]             no private segment, spills or scratch_ ops
+#                       [EXPECT_FAILURE regex])  self-tests of the checker: the test passes iff
+#                                                the check fails with a matching message
+#       Adds a ctest test that disassembles the object (llvm-objdump-22) and reads its AMDGPU
+#       metadata notes (llvm-readelf-22 --notes) at test time.
+#
+# The same file is the checker when run as a script:
+#   cmake -DUQ_GFX950_CHECK=<settings file> -P gfx950.cmake
+
+cmake_policy(PUSH)
+cmake_policy(VERSION 3.16...3.25)
+
+# ============================================================== script mode: the checker
+if(CMAKE_SCRIPT_MODE_FILE AND DEFINED UQ_GFX950_CHECK)
+  include("${UQ_GFX950_CHECK}")  # sets OBJECT OBJDUMP READELF KERNEL REQUIRE FORBID ...
+
+  set(_failures "")
+  macro(_uq_fail text)
+    string(APPEND _failures "  - ${text}\n")
+  endmacro()
+
+  # ---- instructions of the selected kernel(s)
+  execute_process(COMMAND "${OBJDUMP}" -d --no-show-raw-insn "${OBJECT}"
+                  OUTPUT_VARIABLE _dis ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "gfx950 ISA check: ${OBJDUMP} failed on ${OBJECT}: ${_err}")
+  endif()
+  # Make the text safe as a CMake list: no ';', no brackets.
+  string(REPLACE ";" "," _dis "${_dis}")
+  string(REPLACE "[" "(" _dis "${_dis}")
+  string(REPLACE "]" ")" _dis "${_dis}")
+  string(REPLACE "\n" ";" _lines "${_dis}")
+  set(_in_kernel FALSE)
+  set(_kernels_seen "")
+  set(_insns "")
+  set(_mnemonics "")
+  foreach(_line IN LISTS _lines)
+    if(_line MATCHES "^[0-9a-fA-F]+ <([^>]+)>:")
+      set(_sym "${CMAKE_MATCH_1}")
+      list(APPEND _kernels_seen "${_sym}")
+      if(NOT KERNEL OR _sym STREQUAL KERNEL)
+        set(_in_kernel TRUE)
+      else()
+        set(_in_kernel FALSE)
+      endif()
+    elseif(_in_kernel AND _line MATCHES "^[ \t]+([a-z_0-9]+)")
+      set(_m "${CMAKE_MATCH_1}")
+      string(REGEX REPLACE "[ \t]*//.*$" "" _text "${_line}")
+      string(STRIP "${_text}" _text)
+      if(NOT _m STREQUAL "s_nop")  # also the code object's padding
+        list(APPEND _insns "${_text}")
+      endif()
+      list(APPEND _mnemonics "${_m}")
+    endif()
+  endforeach()
+  if(KERNEL AND NOT KERNEL IN_LIST _kernels_seen)
+    message(FATAL_ERROR "gfx950 ISA check: kernel '${KERNEL}' is not in ${OBJECT} "
+                        "(it has: ${_kernels_seen})")
+  endif()
+  list(REMOVE_DUPLICATES _mnemonics)
+
+  foreach(_want IN LISTS REQUIRE)
+    set(_found FALSE)
+    foreach(_m IN LISTS _mnemonics)
+      if(_m STREQUAL _want OR _m MATCHES "^${_want}_(e32|e64|sdwa|dpp|e64_dpp)$")
+        set(_found TRUE)
+        break()
+      endif()
+    endforeach()
+    if(NOT _found)
+      _uq_fail("required instruction '${_want}' is missing")
+    endif()
+  endforeach()
+  foreach(_bad IN LISTS FORBID)
+    foreach(_m IN LISTS _mnemonics)
+      if(_m STREQUAL _bad OR _m MATCHES "^${_bad}_(e32|e64|sdwa|dpp|e64_dpp)$")
+        _uq_fail("forbidden instruction '${_m}' is present")
+      endif()
+    endforeach()
+  endforeach()
+  foreach(_re IN LISTS REQUIRE_MATCH)
+    set(_found FALSE)
+    foreach(_i IN LISTS _insns)
+      if(_i MATCHES "${_re}")
+        set(_found TRUE)
+        break()
+      endif()
+    endforeach()
+    if(NOT _found)
+      _uq_fail("no instruction matches '${_re}'")
+    endif()
+  endforeach()
+
+  # ---- resource use from the AMDGPU metadata notes
+  execute_process(COMMAND "${READELF}" --notes "${OBJECT}"
+                  OUTPUT_VARIABLE _notes ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "gfx950 ISA check: ${READELF} failed on ${OBJECT}: ${_err}")
+  endif()
+  string(REPLACE ";" "," _notes "${_notes}")
+  string(REPLACE "[" "(" _notes "${_notes}")
+  string(REPLACE "]" ")" _notes "${_notes}")
+  string(REPLACE "\n" ";" _note_lines "${_notes}")
+  # One record per kernel: "  - .key: value" starts it, "    .key: value" continues it.
+  set(_records "")
+  set(_record "")
+  foreach(_line IN LISTS _note_lines)
+    if(_line MATCHES "^  - (\\.[a-z_]+):[ ]*(.*)$")
+      if(_record)
+        list(APPEND _records "${_record}")
+      endif()
+      set(_record "${CMAKE_MATCH_1}=${CMAKE_MATCH_2}")
+    elseif(_line MATCHES "^    (\\.[a-z_]+):[ ]*(.*)$")
+      string(APPEND _record "|${CMAKE_MATCH_1}=${CMAKE_MATCH_2}")
+    elseif(_line MATCHES "^[a-z]")
+      if(_record)
+        list(APPEND _records "${_record}")
+      endif()
+      set(_record "")
+    endif()
+  endforeach()
+  if(_record)
+    list(APPEND _records "${_record}")
+  endif()
+
+  set(_summary "")
+  set(_checked 0)
+  foreach(_rec IN LISTS _records)
+    string(REPLACE "|" ";" _fields "${_rec}")
+    foreach(_key name vgpr_count sgpr_count group_segment_fixed_size private_segment_fixed_size
+                 vgpr_spill_count sgpr_spill_count uses_dynamic_stack agpr_count)
+      set(_v_${_key} "")
+      foreach(_f IN LISTS _fields)
+        if(_f MATCHES "^\\.${_key}=(.*)$")
+          string(STRIP "${CMAKE_MATCH_1}" _v_${_key})
+        endif()
+      endforeach()
+    endforeach()
+    if(KERNEL AND NOT _v_name STREQUAL KERNEL)
+      continue()
+    endif()
+    math(EXPR _checked "${_checked} + 1")
+    string(APPEND _summary
+           "  ${_v_name}: vgpr_count ${_v_vgpr_count} (agpr ${_v_agpr_count}), sgpr_count "
+           "${_v_sgpr_count}, LDS ${_v_group_segment_fixed_size} B, scratch "
+           "${_v_private_segment_fixed_size} B, spills v${_v_vgpr_spill_count}/s${_v_sgpr_spill_count}\n")
+    if(DEFINED MAX_VGPRS AND NOT MAX_VGPRS STREQUAL "" AND _v_vgpr_count GREATER MAX_VGPRS)
+      _uq_fail("${_v_name}: ${_v_vgpr_count} VGPRs (ArchVGPR + AGPR) > MAX_VGPRS ${MAX_VGPRS}")
+    endif()
+    if(DEFINED MAX_SGPRS AND NOT MAX_SGPRS STREQUAL "" AND _v_sgpr_count GREATER MAX_SGPRS)
+      _uq_fail("${_v_name}: ${_v_sgpr_count} SGPRs > MAX_SGPRS ${MAX_SGPRS}")
+    endif()
+    if(DEFINED MAX_LDS AND NOT MAX_LDS STREQUAL "" AND _v_group_segment_fixed_size GREATER MAX_LDS)
+      _uq_fail("${_v_name}: ${_v_group_segment_fixed_size} bytes of LDS > MAX_LDS ${MAX_LDS}")
+    endif()
+    if(NO_SCRATCH)
+      if(NOT _v_private_segment_fixed_size EQUAL 0)
+        _uq_fail("${_v_name}: scratch (private segment) of ${_v_private_segment_fixed_size} bytes")
+      endif()
+      if(NOT _v_vgpr_spill_count EQUAL 0 OR NOT _v_sgpr_spill_count EQUAL 0)
+        _uq_fail("${_v_name}: register spills (VGPR ${_v_vgpr_spill_count}, SGPR ${_v_sgpr_spill_count})")
+      endif()
+      if(_v_uses_dynamic_stack STREQUAL "true")
+        _uq_fail("${_v_name}: uses a dynamic stack")
+      endif()
+    endif()
+  endforeach()
+  if(_checked EQUAL 0)
+    _uq_fail("no kernel metadata found for '${KERNEL}' in ${OBJECT}")
+  endif()
+  if(NO_SCRATCH)
+    foreach(_m IN LISTS _mnemonics)
+      if(_m MATCHES "^scratch_")
+        _uq_fail("scratch instruction '${_m}' is present")
+      endif()
+    endforeach()
+  endif()
+
+  list(LENGTH _insns _n_insns)
+  if(_failures)
+    message(FATAL_ERROR "gfx950 ISA check of ${OBJECT} FAILED:\n${_failures}resources:\n${_summary}")
+  endif()
+  message(STATUS "gfx950 ISA check of ${OBJECT}: ${_n_insns} instructions, all checks passed\n"
+                 "${_summary}")
+  cmake_policy(POP)
+  return()
+endif()
+
+# ============================================================== configure mode
+set(_UQ_GFX950_CMAKE_FILE "${CMAKE_CURRENT_LIST_FILE}")
+
+# Finds clang-22 (with lld-22 for the device link) and the LLVM-22 binutils; a missing tool
+# is a configure error, because UQ_BUILD_GFX950 asked for the gfx950 build.
+function(uq_gfx950_find_tools)
+  set(_hints /usr/lib/llvm-22/bin)
+  find_program(UQ_GFX950_CLANG NAMES clang++-22 clang++ HINTS ${_hints} NO_DEFAULT_PATH)
+  find_program(UQ_GFX950_CLANG NAMES clang++-22)
+  find_program(UQ_GFX950_LLD NAMES ld.lld-22 ld.lld HINTS ${_hints} NO_DEFAULT_PATH)
+  find_program(UQ_GFX950_LLD NAMES ld.lld-22)
+  find_program(UQ_GFX950_OBJDUMP NAMES llvm-objdump-22 llvm-objdump HINTS ${_hints} NO_DEFAULT_PATH)
+  find_program(UQ_GFX950_OBJDUMP NAMES llvm-objdump-22)
+  find_program(UQ_GFX950_READELF NAMES llvm-readelf-22 llvm-readelf HINTS ${_hints} NO_DEFAULT_PATH)
+  find_program(UQ_GFX950_READELF NAMES llvm-readelf-22)
+  foreach(_tool CLANG LLD OBJDUMP READELF)
+    if(NOT UQ_GFX950_${_tool})
+      message(FATAL_ERROR "UQ_BUILD_GFX950=ON needs clang-22, lld-22 and llvm-22 (missing: "
+                          "${_tool}); install them with ./uq deps or apt-get install clang-22 "
+                          "clang-tools-22 lld-22 llvm-22, or configure with -DUQ_BUILD_GFX950=OFF")
+    endif()
+  endforeach()
+  execute_process(COMMAND "${UQ_GFX950_CLANG}" --version OUTPUT_VARIABLE _version)
+  if(NOT _version MATCHES "clang version (2[2-9]|[3-9][0-9])\\.")
+    message(FATAL_ERROR "UQ_BUILD_GFX950=ON needs clang 22 or newer for gfx950; "
+                        "${UQ_GFX950_CLANG} is: ${_version}")
+  endif()
+  message(STATUS "uq: gfx950 compiler ${UQ_GFX950_CLANG}")
+endfunction()
+
+function(uq_gfx950_object name source)
+  cmake_parse_arguments(ARG "" "" "INCLUDE_DIRECTORIES;DEFINITIONS;OPTIONS;DEPENDS" ${ARGN})
+  if(NOT UQ_GFX950_CLANG)
+    message(FATAL_ERROR "uq_gfx950_object: call uq_gfx950_find_tools() first")
+  endif()
+  get_filename_component(_source "${source}" ABSOLUTE)
+  set(_out "${CMAKE_CURRENT_BINARY_DIR}/${name}.co")
+  set(_dep "${CMAKE_CURRENT_BINARY_DIR}/${name}.co.d")
+  set(_flags -x hip --offload-arch=gfx950 -nogpulib -nogpuinc --cuda-device-only
+             --no-gpu-bundle-output -O2 -std=c++17 -Wall -Wextra)
+  foreach(_dir IN LISTS ARG_INCLUDE_DIRECTORIES)
+    list(APPEND _flags "-I${_dir}")
+  endforeach()
+  foreach(_def IN LISTS ARG_DEFINITIONS)
+    list(APPEND _flags "-D${_def}")
+  endforeach()
+  list(APPEND _flags ${ARG_OPTIONS})
+  set(_depfile_args "")
+  if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.20)
+    set(_depfile_args DEPFILE "${_dep}")
+  endif()
+  add_custom_command(
+    OUTPUT "${_out}"
+    # (-MD/-MF are ignored by the HIP device-only driver; the cc1 options work.)
+    COMMAND "${UQ_GFX950_CLANG}" ${_flags} -Xclang -dependency-file -Xclang "${_dep}" -Xclang -MT
+            -Xclang "${_out}" -c "${_source}" -o "${_out}"
+    DEPENDS "${_source}" ${ARG_DEPENDS}
+    ${_depfile_args}
+    COMMENT "gfx950: compiling ${name}"
+    VERBATIM)
+  add_custom_target(${name} ALL DEPENDS "${_out}")
+  set_target_properties(${name} PROPERTIES UQ_GFX950_OBJECT "${_out}")
+endfunction()
+
+function(uq_gfx950_isa_check test object_target)
+  cmake_parse_arguments(ARG "NO_SCRATCH" "KERNEL;MAX_VGPRS;MAX_SGPRS;MAX_LDS;EXPECT_FAILURE"
+                        "REQUIRE;FORBID;REQUIRE_MATCH" ${ARGN})
+  get_target_property(_object ${object_target} UQ_GFX950_OBJECT)
+  if(NOT _object)
+    message(FATAL_ERROR "uq_gfx950_isa_check: ${object_target} is not a uq_gfx950_object target")
+  endif()
+  set(_settings "${CMAKE_CURRENT_BINARY_DIR}/${test}.isa-check.cmake")
+  set(_text "set(OBJECT [==[${_object}]==])\nset(OBJDUMP [==[${UQ_GFX950_OBJDUMP}]==])\n")
+  string(APPEND _text "set(READELF [==[${UQ_GFX950_READELF}]==])\n")
+  string(APPEND _text "set(KERNEL [==[${ARG_KERNEL}]==])\n")
+  foreach(_list REQUIRE FORBID REQUIRE_MATCH)
+    string(APPEND _text "set(${_list} \"\")\n")
+    foreach(_item IN LISTS ARG_${_list})
+      string(APPEND _text "list(APPEND ${_list} [==[${_item}]==])\n")
+    endforeach()
+  endforeach()
+  foreach(_value MAX_VGPRS MAX_SGPRS MAX_LDS)
+    string(APPEND _text "set(${_value} [==[${ARG_${_value}}]==])\n")
+  endforeach()
+  if(ARG_NO_SCRATCH)
+    string(APPEND _text "set(NO_SCRATCH TRUE)\n")
+  else()
+    string(APPEND _text "set(NO_SCRATCH FALSE)\n")
+  endif()
+  file(WRITE "${_settings}" "${_text}")
+  add_test(NAME ${test}
+           COMMAND "${CMAKE_COMMAND}" "-DUQ_GFX950_CHECK=${_settings}" -P "${_UQ_GFX950_CMAKE_FILE}")
+  if(ARG_EXPECT_FAILURE)
+    set_tests_properties(${test} PROPERTIES PASS_REGULAR_EXPRESSION
+                         "ISA check of .* FAILED:.*${ARG_EXPECT_FAILURE}")
+  endif()
+endfunction()
+
+cmake_policy(POP)
