@@ -1,0 +1,94 @@
+// The NVFP4 index-key format (spec nvfp4-index.md §1-§3): page layout constants, the
+// e4m3(E2M1 x scale) dequantisation table and the scalar steps of the key writer,
+// shared by every implementation (generic kernels, tuned kernels, tests, CLI).
+#pragma once
+
+#include "uq/types.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace uq {
+namespace nvfp4 {
+
+inline constexpr int kHeadDim = 128;                        // index head dim D
+inline constexpr int kGroup = 16;                           // elements per E4M3 scale
+inline constexpr int kGroups = kHeadDim / kGroup;           // 8 scale bytes per token
+inline constexpr int kBlockTokens = 128;                    // tokens per block (= page)
+inline constexpr int kCodeBytesPerToken = kHeadDim / 2;     // 64: two E2M1 codes per byte
+inline constexpr int kPageCodes = kBlockTokens * kCodeBytesPerToken;  // 8192: codes first
+inline constexpr int kPageBytes = kPageCodes + kBlockTokens * kGroups; // 9216: then scales
+
+// Page offsets of token t's code byte for dim d (low nibble = even dim) and of its
+// scale byte for group g (dims 16g..16g+15).
+KOKKOS_INLINE_FUNCTION constexpr int code_offset(int t, int d) { return t * kCodeBytesPerToken + d / 2; }
+KOKKOS_INLINE_FUNCTION constexpr int scale_offset(int t, int g) { return kPageCodes + t * kGroups + g; }
+
+// Sentinel scores of the always-kept blocks (spec §4).
+inline constexpr float kInitScore = 1e30f;
+inline constexpr float kLocalScore = 1e29f;
+
+// ------------------------------------------------------------------ dequantisation
+// The table of the format: 256 scale bytes x 8 E2M1 magnitudes, entry (s, i) the
+// E4M3 byte of E2M1_MAG[i] x value(s). The product is exact in fp32 (2 x 4
+// significant bits), so float_to_e4m3 applies the spec's single RNE saturating
+// rounding. Out of contract (the writer never stores them): a negative scale byte
+// gives the literal e4m3(magnitude x negative scale), sign bit set; a NaN scale byte
+// (0x7f, 0xff) gives 0x7f for every magnitude, 0 included, as MSA's reference does.
+inline constexpr int kTableEntries = 256 * 8;
+
+KOKKOS_INLINE_FUNCTION std::uint8_t table_byte(std::uint8_t scale_byte, unsigned magnitude_index) {
+  if ((scale_byte & 0x7fu) == 0x7fu) return 0x7f;
+  return codec::float_to_e4m3(codec::e2m1_magnitude(magnitude_index & 7u) *
+                              codec::e4m3_to_float(scale_byte));
+}
+
+// The whole entry of one scale byte, byte i (least significant first) = magnitude i:
+// the packed int64 form of the original kernel's table.
+KOKKOS_INLINE_FUNCTION std::uint64_t table_entry(std::uint8_t scale_byte) {
+  std::uint64_t entry = 0;
+  for (unsigned i = 0; i < 8; ++i)
+    entry |= static_cast<std::uint64_t>(table_byte(scale_byte, i)) << (8 * i);
+  return entry;
+}
+
+// E4M3 byte of k̂ = e4m3(E2M1(code) x scale) from the table byte of the code's
+// magnitude. Rounding and saturation are symmetric, so the code's sign flips the
+// result's sign bit; XOR (not OR) keeps this right for negative scale bytes too.
+KOKKOS_INLINE_FUNCTION std::uint8_t apply_code_sign(std::uint8_t magnitude_byte, unsigned code) {
+  return static_cast<std::uint8_t>(magnitude_byte ^ ((code & 8u) << 4));
+}
+
+// k̂ of one element without a table (tests, host tools).
+KOKKOS_INLINE_FUNCTION float dequant(unsigned code, std::uint8_t scale_byte) {
+  return codec::e4m3_to_float(apply_code_sign(table_byte(scale_byte, code & 7u), code));
+}
+
+// ------------------------------------------------------------------ key writer
+// Scale byte of a group whose finite absmax is A: e4m3(fl32(A / 6)).
+KOKKOS_INLINE_FUNCTION std::uint8_t scale_byte_for_absmax(float A) {
+  return codec::float_to_e4m3(A / 6.0f);
+}
+
+// E2M1 code of y = x / s: the nearest of +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}, a tie going to
+// the even code (mantissa bit 0), |y| above 5 saturating to 6, and a value that
+// rounds to zero giving code 0 (never the -0 code 8). The tie points are the
+// midpoints 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5; the even neighbour of each is the
+// code 0, 2, 2, 4, 4, 6, 6 respectively, hence the alternating < / <= tests.
+KOKKOS_INLINE_FUNCTION unsigned e2m1_code_nearest_even(float y) {
+  const float a = y < 0.0f ? -y : y;
+  unsigned m;
+  if (a <= 0.25f) m = 0;
+  else if (a < 0.75f) m = 1;
+  else if (a <= 1.25f) m = 2;
+  else if (a < 1.75f) m = 3;
+  else if (a <= 2.5f) m = 4;
+  else if (a < 3.5f) m = 5;
+  else if (a <= 5.0f) m = 6;
+  else m = 7;
+  return (y < 0.0f && m != 0) ? (m | 8u) : m;
+}
+
+}  // namespace nvfp4
+}  // namespace uq

@@ -1,0 +1,96 @@
+// uq::write_index_keys: quantise index keys into the NVFP4 index cache (spec
+// nvfp4-index.md §3): per group of 16, an E4M3 scale e4m3(A / 6) and 16 E2M1 codes.
+#pragma once
+
+#include "uq/backend.hpp"
+#include "uq/error.hpp"
+#include "uq/impl/checks.hpp"
+#include "uq/impl/score_checks.hpp"
+#include "uq/impl/status_counters.hpp"
+#include "uq/impl/write_index_keys_generic.hpp"
+#include "uq/nvfp4.hpp"
+#include "uq/types.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace uq {
+
+struct IndexWriterConfig {
+  Backend backend = Backend::Auto;  // the writer has only the generic path: Native is an error
+  bool check = true;                // read the status counters back after the call, throw on bad data
+};
+
+// Holds the device status counters so repeated calls allocate nothing.
+// keys: [num_tokens, 128] bf16 or float, any layout. slot_mapping: [num_tokens] int64
+// or int32, block * 128 + pos, negative = skip. index_cache: uint8 [num_blocks, 9216].
+template <class ExecSpace = Kokkos::DefaultExecutionSpace>
+class IndexKeyWriter {
+ public:
+  explicit IndexKeyWriter(const ExecSpace& exec = ExecSpace(), const IndexWriterConfig& cfg = {})
+      : exec_(exec), cfg_(cfg), counters_(exec) {
+    // Writing keys is latency-bound and has no tuned kernel: Native is refused, not ignored.
+    impl::require(cfg.backend != Backend::Native, "uq::write_index_keys", "config.backend",
+                  "Auto or Generic (the index writer has only the generic path)", "Native");
+  }
+
+  template <class Keys, class Slots, class Cache>
+  void run(const Keys& keys, const Slots& slot_mapping, const Cache& index_cache) const {
+    static_assert(Kokkos::is_view<Keys>::value, "uq: every array argument must be a Kokkos::View");
+    static_assert(std::is_same<typename Keys::non_const_value_type, bf16>::value ||
+                      std::is_same<typename Keys::non_const_value_type, float>::value,
+                  "uq::write_index_keys: keys must hold bf16 or float");
+    using KeyType = typename Keys::non_const_value_type;
+    static_assert(impl::ViewContract<ExecSpace, Keys, KeyType, 2>::ok, "");
+    static_assert(impl::IndexViewContract<ExecSpace, Slots, 1, std::int64_t, std::int32_t>::ok, "");
+    static_assert(impl::OutputViewContract<ExecSpace, Cache, std::uint8_t, 2>::ok, "");
+    constexpr const char* fn = "uq::write_index_keys";
+
+    const std::int64_t num_blocks = impl::check_index_cache(fn, index_cache);
+    const std::int64_t T = static_cast<std::int64_t>(keys.extent(0));
+    impl::require_extent(fn, "keys", keys, 1, nvfp4::kHeadDim, "index head dim");
+    impl::require_extent(fn, "slot_mapping", slot_mapping, 0, T, "num_tokens = keys.extent(0)");
+    impl::require(T <= std::numeric_limits<int>::max(), fn, "keys", "extent(0) (num_tokens) <= 2^31 - 1",
+                  impl::str(T));
+    impl::require_no_alias(fn, "index_cache", index_cache, "keys", keys);
+    impl::require_no_alias(fn, "index_cache", index_cache, "slot_mapping", slot_mapping);
+
+    if (cfg_.check) counters_.reset(exec_);
+    using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
+    impl::WriteIndexKeysGeneric<ExecSpace, Keys, Slots, Cache, Counts> kernel;
+    kernel.keys = keys;
+    kernel.slots = slot_mapping;
+    kernel.cache = index_cache;
+    kernel.counts = counters_.view();
+    kernel.num_tokens = T;
+    kernel.num_slots = num_blocks * nvfp4::kBlockTokens;
+    kernel.launch(exec_);
+    if (cfg_.check) throw_if_bad(fn, "keys/slot_mapping", counters_.read(exec_));
+  }
+
+  Status status() const { return counters_.read(exec_); }
+  void reset_status() const { counters_.reset(exec_); }
+
+ private:
+  ExecSpace exec_;
+  IndexWriterConfig cfg_;
+  impl::StatusCounters<ExecSpace> counters_;
+};
+
+template <class ExecSpace, class Keys, class Slots, class Cache,
+          class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
+void write_index_keys(const ExecSpace& exec, const Keys& keys, const Slots& slot_mapping, const Cache& index_cache,
+                      const IndexWriterConfig& cfg = {}) {
+  IndexKeyWriter<ExecSpace>(exec, cfg).run(keys, slot_mapping, index_cache);
+}
+
+template <class Keys, class Slots, class Cache, class = std::enable_if_t<Kokkos::is_view<Keys>::value>>
+void write_index_keys(const Keys& keys, const Slots& slot_mapping, const Cache& index_cache,
+                      const IndexWriterConfig& cfg = {}) {
+  write_index_keys(typename Cache::execution_space(), keys, slot_mapping, index_cache, cfg);
+}
+
+}  // namespace uq

@@ -1,0 +1,243 @@
+// Helpers shared by the NVFP4 index tests (test_index_*.cpp): random pages, queries and
+// block tables, strided device views, and the score comparison with its tolerance.
+#pragma once
+
+#include "support/test_util.hpp"
+#include "uqref.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace uqtest {
+namespace index {
+
+inline constexpr int kD = 128;
+inline constexpr int kBlk = 128;
+inline constexpr int kPage = 9216;
+inline constexpr std::uint32_t kPoisonBits = 0x7fc0dead;  // a NaN payload no kernel writes
+
+inline float poison_value() {
+  float f;
+  std::memcpy(&f, &kPoisonBits, sizeof f);
+  return f;
+}
+inline std::uint32_t bits_of(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// Index keys with the shape real ones have: N(0, sigma) with a few outlier channels.
+inline std::vector<float> random_keys(std::mt19937_64& rng, std::int64_t T, float sigma = 1.0f) {
+  std::vector<float> gain(kD, 1.0f);
+  std::uniform_int_distribution<int> pick(0, kD - 1);
+  std::uniform_real_distribution<float> g(4.0f, 12.0f);
+  for (int i = 0; i < 3; ++i) gain[pick(rng)] = g(rng);
+  std::normal_distribution<float> n(0.0f, sigma);
+  std::vector<float> k(static_cast<std::size_t>(T) * kD);
+  for (std::int64_t t = 0; t < T; ++t)
+    for (int d = 0; d < kD; ++d) k[t * kD + d] = n(rng) * gain[d];
+  return k;
+}
+
+// A cache of num_blocks pages: all tokens written by the reference writer from random
+// keys (random_codes = false), or every code byte random and every scale byte random in
+// [0, max_scale] (random_codes = true).
+inline std::vector<std::uint8_t> random_cache(std::mt19937_64& rng, std::int64_t num_blocks, bool random_codes,
+                                              std::uint8_t max_scale = 0x50) {
+  std::vector<std::uint8_t> cache(static_cast<std::size_t>(num_blocks) * kPage, 0);
+  if (random_codes) {
+    std::uniform_int_distribution<int> byte(0, 255), scale(0, max_scale);
+    for (std::int64_t p = 0; p < num_blocks; ++p) {
+      for (int i = 0; i < 8192; ++i) cache[p * kPage + i] = static_cast<std::uint8_t>(byte(rng));
+      for (int i = 8192; i < kPage; ++i) cache[p * kPage + i] = static_cast<std::uint8_t>(scale(rng));
+    }
+    return cache;
+  }
+  const std::int64_t T = num_blocks * kBlk;
+  const std::vector<float> keys = random_keys(rng, T);
+  std::vector<std::int64_t> slots(static_cast<std::size_t>(T));
+  for (std::int64_t t = 0; t < T; ++t) slots[t] = t;
+  uqref::nv_write_index_keys(keys.data(), slots.data(), T, cache.data(), num_blocks);
+  return cache;
+}
+
+// E4M3 bytes of N(0, sigma) values (never NaN).
+inline std::vector<std::uint8_t> random_q(std::mt19937_64& rng, std::int64_t n, double sigma = 2.0) {
+  std::normal_distribution<double> d(0.0, sigma);
+  std::vector<std::uint8_t> q(static_cast<std::size_t>(n));
+  for (auto& b : q) b = uqref::e4m3_round(d(rng));
+  return q;
+}
+
+// A device view [n0, n1, n2] of T whose strides are none of the defaults: the logical
+// array is placed transposed ([n1][n0][n2] in memory) inside a padded allocation, so
+// dims 0 and 1 are swapped in memory and dim 2 has stride 2.
+template <class T>
+struct StridedArray {
+  Kokkos::View<T*, Mem> storage;
+  Kokkos::View<T***, Kokkos::LayoutStride, Mem> view;
+
+  StridedArray(const std::string& label, std::int64_t n0, std::int64_t n1, std::int64_t n2) {
+    const std::int64_t s2 = 2, s0 = n2 * s2 + 3, s1 = n0 * s0 + 5;
+    storage = Kokkos::View<T*, Mem>(label, static_cast<std::size_t>(n1 * s1 + 7));
+    Kokkos::LayoutStride layout(static_cast<std::size_t>(n0), static_cast<std::size_t>(s0),
+                                static_cast<std::size_t>(n1), static_cast<std::size_t>(s1),
+                                static_cast<std::size_t>(n2), static_cast<std::size_t>(s2));
+    view = Kokkos::View<T***, Kokkos::LayoutStride, Mem>(storage.data() + 3, layout);
+  }
+};
+
+// Copies a row-major host array [n0][n1][n2] into any rank-3 device view of that
+// shape. Strided views go through a contiguous device copy: Kokkos cannot deep_copy a
+// non-contiguous view between host and device memory directly.
+template <class View>
+void fill_view(const View& v, const std::vector<typename View::non_const_value_type>& host) {
+  using T = typename View::non_const_value_type;
+  Kokkos::View<T***, Kokkos::LayoutRight, Mem> dense(Kokkos::view_alloc(Kokkos::WithoutInitializing, "dense"),
+                                                     v.extent(0), v.extent(1), v.extent(2));
+  auto m = Kokkos::create_mirror_view(dense);
+  for (std::size_t i = 0; i < host.size(); ++i) m.data()[i] = host[i];
+  Kokkos::deep_copy(dense, m);
+  Kokkos::deep_copy(v, dense);
+}
+
+// Any rank-3 device view as a row-major host vector (through a contiguous device copy).
+template <class View>
+std::vector<typename View::non_const_value_type> read_view(const View& v) {
+  using T = typename View::non_const_value_type;
+  Kokkos::View<T***, Kokkos::LayoutRight, Mem> dense(Kokkos::view_alloc(Kokkos::WithoutInitializing, "dense"),
+                                                     v.extent(0), v.extent(1), v.extent(2));
+  Kokkos::deep_copy(dense, v);
+  auto m = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dense);
+  return std::vector<T>(m.data(), m.data() + m.size());
+}
+
+// Per physical page and dim, max over the page's tokens of |k̂[t][d]| (for the error bound).
+inline std::vector<double> page_key_maxima(const std::vector<std::uint8_t>& cache) {
+  const std::int64_t pages = static_cast<std::int64_t>(cache.size()) / kPage;
+  std::vector<double> m(static_cast<std::size_t>(pages) * kD, 0.0);
+  for (std::int64_t p = 0; p < pages; ++p)
+    for (int t = 0; t < kBlk; ++t)
+      for (int d = 0; d < kD; ++d) {
+        const double k = std::fabs(uqref::nv_dequant(cache.data() + p * kPage, t, d));
+        if (k > m[p * kD + d]) m[p * kD + d] = k;
+      }
+  return m;
+}
+
+// Everything one score case needs on the host, in the reference's layout.
+struct ScoreCase {
+  int num_reqs = 0, query_len = 1, heads = 1, max_blocks = 0, init_blocks = 0, local_blocks = 0;
+  std::int64_t S = 0;
+  std::vector<std::uint8_t> q;        // [num_reqs * QL][H][128]
+  std::vector<std::uint8_t> cache;    // [num_blocks][9216]
+  std::vector<std::int32_t> tables;   // [num_reqs][max_blocks]
+  std::vector<std::int32_t> seq_lens; // [num_reqs]
+  std::int64_t num_blocks() const { return static_cast<std::int64_t>(cache.size()) / kPage; }
+  std::int64_t rows() const { return static_cast<std::int64_t>(num_reqs) * query_len; }
+};
+
+// The reference scores of a case on a poisoned [H][rows][S] buffer.
+inline std::vector<float> reference_scores(const ScoreCase& c) {
+  std::vector<float> out(static_cast<std::size_t>(c.heads * c.rows() * c.S), poison_value());
+  uqref::ScoreInputs in;
+  in.q = c.q.data();
+  in.q_stride_row = static_cast<std::int64_t>(c.heads) * kD;
+  in.q_stride_head = kD;
+  in.cache = c.cache.data();
+  in.num_blocks = c.num_blocks();
+  in.block_tables = c.tables.data();
+  in.max_blocks = c.max_blocks;
+  in.seq_lens = c.seq_lens.data();
+  in.num_reqs = c.num_reqs;
+  in.query_len = c.query_len;
+  in.heads = c.heads;
+  in.init_blocks = c.init_blocks;
+  in.local_blocks = c.local_blocks;
+  uqref::nv_score(in, out.data(), c.S);
+  return out;
+}
+
+// Compares scores entry by entry (both [H][rows][S], row-major):
+//  * entries the reference leaves poisoned must keep the poison bit for bit;
+//  * -inf and the sentinels 1e30 / 1e29 must be bit-exact;
+//  * finite computed maxima must agree within
+//        tol = max(1e-4 + 1e-4 |ref|,  gamma_128 * A + 2^-23 |ref|).
+// Derivation of the second term: each product q[d] * k̂[t][d] of two E4M3 values has at
+// most 4 + 4 significant bits and is exact in fp32 (and in double). The implementation
+// sums the 128 products in fp32 in some order: |fl32 sum - exact| <= gamma_127 * sum_d
+// |q[d] k̂[t][d]| (Higham, Th. 4.4; any summation order), gamma_n = n u / (1 - n u),
+// u = 2^-24. The reference rounds the exact double sum once to float: error <= u |ref|.
+// A max over tokens moves by at most the largest per-token error, so |got - ref| <=
+// gamma_127 * A + 2u |ref| with A = max_t sum_d |q[d] k̂[t][d]| <= sum_d |q[d]| max_t
+// |k̂[t][d]|, which the test computes per (page, column). The spec's 1e-4 + 1e-4 |ref| is
+// the binding term for well-conditioned dots; the derived bound only exceeds it for
+// strongly cancelling dots (|ref| << A), which fp32 accumulation cannot resolve better.
+struct ScoreComparison {
+  std::int64_t exact = 0, close = 0, poison = 0, bound_used = 0, failures = 0;
+  double worst_spec_ratio = 0.0;  // max |got - ref| / (1e-4 + 1e-4 |ref|) over the finite entries
+};
+
+inline ScoreComparison compare_scores(const ScoreCase& c, const std::vector<float>& ref, const std::vector<float>& got,
+                                      const std::vector<double>& key_max, const std::string& what) {
+  ScoreComparison r;
+  const double gamma = 128.0 * std::ldexp(1.0, -24) / (1.0 - 128.0 * std::ldexp(1.0, -24));
+  const std::int64_t rows = c.rows();
+  for (int h = 0; h < c.heads; ++h)
+    for (std::int64_t row = 0; row < rows; ++row)
+      for (std::int64_t b = 0; b < c.S; ++b) {
+        const std::size_t i = static_cast<std::size_t>((h * rows + row) * c.S + b);
+        const float rv = ref[i], gv = got[i];
+        bool ok;
+        if (bits_of(rv) == kPoisonBits) {
+          ok = bits_of(gv) == kPoisonBits;
+          ++r.poison;
+        } else if (!std::isfinite(rv) || rv == 1e30f || rv == 1e29f) {
+          ok = bits_of(gv) == bits_of(rv);
+          ++r.exact;
+        } else {
+          const std::int64_t req = row / c.query_len;
+          const std::int32_t page = c.tables[req * c.max_blocks + b];
+          double A = 0.0;
+          const std::uint8_t* q = c.q.data() + (row * c.heads + h) * kD;
+          for (int d = 0; d < kD; ++d) A += std::fabs(uqref::e4m3_value(q[d])) * key_max[page * kD + d];
+          const double spec = 1e-4 + 1e-4 * std::fabs(rv);
+          const double derived = gamma * A + std::ldexp(1.0, -23) * std::fabs(rv);
+          if (derived > spec) ++r.bound_used;
+          r.worst_spec_ratio = std::max(r.worst_spec_ratio, std::fabs(static_cast<double>(gv) - rv) / spec);
+          ok = std::isfinite(gv) && std::fabs(static_cast<double>(gv) - rv) <= std::max(spec, derived);
+          ++r.close;
+        }
+        if (!ok) {
+          if (++r.failures <= 10)
+            ADD_FAILURE() << what << ": scores(h=" << h << ", row=" << row << ", b=" << b << ") = " << gv
+                          << " (bits 0x" << std::hex << bits_of(gv) << "), reference " << rv << " (bits 0x"
+                          << bits_of(rv) << std::dec << ")";
+        }
+      }
+  return r;
+}
+
+// Device copies of a case's inputs (q and scores in the given view types).
+struct DeviceInputs {
+  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem> cache;
+  Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> tables;
+  Kokkos::View<std::int32_t*, Mem> seq_lens;
+
+  explicit DeviceInputs(const ScoreCase& c)
+      : cache(to_device(c.cache, "index_cache", c.num_blocks(), kPage)),
+        tables(to_device(c.tables, "block_tables", c.num_reqs, c.max_blocks)),
+        seq_lens(to_device(c.seq_lens, "seq_lens", c.num_reqs)) {}
+};
+
+}  // namespace index
+}  // namespace uqtest
