@@ -77,6 +77,9 @@ unsigned nv_fp4_code(float y) {
     return m;
   }();
   const double a = std::fabs(static_cast<double>(y));
+  // Beyond the midpoint 5 every value saturates to 6 (code 7). Checked first: for huge a
+  // the distances below all round to the same double and would look like ties.
+  if (a > 5.0) return (y < 0.0f) ? (7u | 8u) : 7u;
   unsigned best = 0;
   double best_dist = a;  // distance to magnitude 0 (code 0)
   for (unsigned c = 1; c < 8; ++c) {

@@ -20,7 +20,7 @@
 //    [0, num_blocks) has no tokens, so raw = -inf; the sentinels still apply (visibility
 //    depends on lengths only): such a block scores 1e30 / 1e29 when init / local, else -inf.
 //  * Scorer, NaN (only from out-of-contract NaN q or scale bytes): the block max ignores
-//    NaN dots (fmax), so raw is NaN only when every attended dot of the block is NaN.
+//    NaN dots (fmax from -inf), so a block whose attended dots are all NaN gives raw = -inf.
 //  * Scorer, dot precision: each product of two E4M3 values is exact in double; the dot
 //    is accumulated in double and rounded once to float; raw is the max of those floats.
 //  * Selection: nb = ceil(vis/128) is computed from L = max(seq_len, 0) (no max_blocks is
