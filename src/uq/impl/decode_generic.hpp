@@ -1,12 +1,16 @@
 // Generic Kokkos split-K decode (spec ultraquant.md §5): the partition kernel.
 //
 // One team per (sequence, KV head, partition). Partition p walks tile-groups p, p+P,
-// p+2P, ... (at most TGPP), each as 16 tiles of 16 tokens in order. Per tile the team
-// loads the 16 slots into scratch (16-byte loads when aligned), scores all QG query
-// rows against them, updates the online softmax and accumulates P.V into a QG x 256
-// fp32 accumulator in scratch. The numerics are the spec's: fp32 scores scaled after
-// the dot, natural exp, P rounded to bf16 for P.V only, l from the unrounded p, and a
-// bf16 partial output bf16(acc * fl32(1/l)) with its l and m.
+// p+2P, ... (at most TGPP), 256 tokens each. A team loads a chunk of several 16-token
+// tiles at a time into scratch (16-byte loads when aligned: many bytes in flight per
+// team), scores every token against all QG query rows (each K code decoded once and
+// reused for every row; a warp's threads take consecutive tokens, so the q8 reads are
+// broadcasts), runs the online softmax tile by tile in token order, and accumulates
+// P.V with one thread per head dimension.
+//
+// Numerics are the spec's: fp32 scores scaled after the dot, natural exp, P rounded to
+// bf16 for P.V only, l from the unrounded p, softmax state updated per 16-token tile,
+// and a bf16 partial output bf16(acc * fl32(1/l)) with its l and m.
 #pragma once
 
 #include "uq/error.hpp"
@@ -40,7 +44,7 @@ struct CacheAddressing {
   std::int64_t pos_stride = 0;    // bytes between positions (num_kv_heads * slot_bytes)
   int slot_bytes = 0;
   int block_size = 0;
-  int load_bytes = 4;  // 16 when every slot start is 16-byte aligned, 4 otherwise, 1 if unaligned
+  int load_bytes = 4;  // 16 when every slot start is 16-byte aligned, 4 when 4-byte aligned, else 1
 };
 
 template <class CacheView>
@@ -64,14 +68,37 @@ struct alignas(16) Bytes16 {
   std::uint32_t w[4];
 };
 
-template <class ExecSpace, class QView, class TableView, class LenView, class CountView>
+// Team size for the generic kernels: one thread per head dimension on GPUs; host
+// backends give each team one thread and parallelise over the league.
+template <class ExecSpace>
+constexpr bool runs_on_host() {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+}
+
+template <int QG, class ExecSpace, class QView, class TableView, class LenView, class CountView>
 struct DecodePartitionsGeneric {
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename policy::member_type;
   using MemSpace = typename ExecSpace::memory_space;
 
-  static constexpr int kTile = kTileTokens;                     // 16 tokens
-  static constexpr int kTileBytes = kTile * ultraquant::kSlotContent;  // 4352
+  static constexpr int kTile = kTileTokens;                 // 16 tokens: the softmax step
+  static constexpr int kChunk = QG == 16 ? 32 : 64;         // tokens per load step (scratch-bound)
+  static constexpr int kTilesPerChunk = kChunk / kTile;
+  static constexpr int kSlot = ultraquant::kSlotContent;    // 272 bytes used of each slot
+  static constexpr int kSplits = 4;                         // QK: a token's 8 groups over 4 threads
+
+  // Scratch layout (bytes): the slot chunk first (16-byte aligned), then float arrays.
+  static constexpr int kTileBytesOff = 0;
+  static constexpr int kTileBytes = kChunk * kSlot;
+  static constexpr int kAccOff = kTileBytes;                                  // float [QG][256]
+  static constexpr int kPartOff = kAccOff + QG * kHeadDim * 4;                // float [kSplits][QG][kChunk]
+  static constexpr int kPOff = kPartOff + kSplits * QG * kChunk * 4;         // float [QG][kChunk]
+  static constexpr int kAlphaOff = kPOff + QG * kChunk * 4;                  // float [QG][kTilesPerChunk]
+  static constexpr int kStateOff = kAlphaOff + QG * kTilesPerChunk * 4;      // float m[QG], l[QG]
+  static constexpr int kQ8Off = kStateOff + 2 * QG * 4;                      // bf16 [QG][256] (E4M3 values)
+  static constexpr int kTileInfoOff = kQ8Off + QG * kHeadDim * 2;            // int64 [kTilesPerChunk][2]
+  static constexpr int kScratchBytes = kTileInfoOff + kTilesPerChunk * 16 + 16;
+  static_assert(kScratchBytes <= 48 * 1024, "decode scratch must fit the default 48 KiB");
 
   QView q;
   CacheAddressing cache;
@@ -81,18 +108,10 @@ struct DecodePartitionsGeneric {
   CountView counts;
   int max_blocks_per_seq = 0;
   int num_kv_heads = 0;
-  int qg = 0;
   int partitions = 0;
   int tgpp = 0;
   float scale = 0.0f;
   bool q_rotated = false;
-
-  static int scratch_bytes(int qg) {
-    return kTileBytes + 16 +                      // slot tile (+ alignment slack)
-           2 * qg * kHeadDim * int(sizeof(float)) +  // q8, acc
-           qg * kTile * int(sizeof(float)) +         // scores, then p
-           3 * qg * int(sizeof(float));              // m, l, alpha
-  }
 
   // Sequence length as the kernel uses it (spec §6), counted once per sequence.
   KOKKOS_INLINE_FUNCTION std::int64_t clamped_len(int b, bool counting) const {
@@ -108,48 +127,38 @@ struct DecodePartitionsGeneric {
     return L;
   }
 
-  KOKKOS_INLINE_FUNCTION void load_tile(const member& team, std::uint8_t* tile, const std::uint8_t* first_slot,
-                                        int nvalid) const {
+  // Copies `tokens` slots (kSlot bytes each, pos_stride apart) into scratch.
+  KOKKOS_INLINE_FUNCTION void load_tile(const member& team, std::uint8_t* dst, const std::uint8_t* first_slot,
+                                        int tokens) const {
     if (cache.load_bytes == 16) {
-      constexpr int per_slot = ultraquant::kSlotContent / 16;  // 17
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nvalid * per_slot), [&](int i) {
+      constexpr int per_slot = kSlot / 16;  // 17
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tokens * per_slot), [&](int i) {
         const int t = i / per_slot, u = i % per_slot;
-        const auto* src = reinterpret_cast<const Bytes16*>(first_slot + t * cache.pos_stride) + u;
-        reinterpret_cast<Bytes16*>(tile + t * ultraquant::kSlotContent)[u] = *src;
+        reinterpret_cast<Bytes16*>(dst + t * kSlot)[u] =
+            reinterpret_cast<const Bytes16*>(first_slot + t * cache.pos_stride)[u];
       });
     } else if (cache.load_bytes == 4) {
-      constexpr int per_slot = ultraquant::kSlotContent / 4;  // 68
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nvalid * per_slot), [&](int i) {
+      constexpr int per_slot = kSlot / 4;  // 68
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tokens * per_slot), [&](int i) {
         const int t = i / per_slot, u = i % per_slot;
-        const auto* src = reinterpret_cast<const std::uint32_t*>(first_slot + t * cache.pos_stride) + u;
-        reinterpret_cast<std::uint32_t*>(tile + t * ultraquant::kSlotContent)[u] = *src;
+        reinterpret_cast<std::uint32_t*>(dst + t * kSlot)[u] =
+            reinterpret_cast<const std::uint32_t*>(first_slot + t * cache.pos_stride)[u];
       });
     } else {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nvalid * ultraquant::kSlotContent), [&](int i) {
-        const int t = i / ultraquant::kSlotContent, u = i % ultraquant::kSlotContent;
-        tile[t * ultraquant::kSlotContent + u] = first_slot[t * cache.pos_stride + u];
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tokens * kSlot), [&](int i) {
+        const int t = i / kSlot, u = i % kSlot;
+        dst[t * kSlot + u] = first_slot[t * cache.pos_stride + u];
       });
     }
   }
 
-  // q8 . k̂ of one token (slot bytes in scratch), fp32: per group an inner sum of
-  // FP4 x E4M3 products, scaled by the group's power of two.
-  KOKKOS_INLINE_FUNCTION static float qk_dot(const float* q8, const std::uint8_t* slot) {
-    float dot = 0.0f;
-    for (int g = 0; g < ultraquant::kGroups; ++g) {
-      const std::uint8_t sb = slot[ultraquant::kKScales + g];
-      if (sb == 0) continue;  // zero group
-      const std::uint8_t* codes = slot + ultraquant::kKCodes + g * (ultraquant::kGroup / 2);
-      const float* qg = q8 + g * ultraquant::kGroup;
-      float inner = 0.0f;
-      for (int j = 0; j < ultraquant::kGroup / 2; ++j) {
-        const unsigned byte = codes[j];
-        inner += codec::e2m1_to_float(byte & 15u) * qg[2 * j];
-        inner += codec::e2m1_to_float(byte >> 4) * qg[2 * j + 1];
-      }
-      dot += inner * codec::ue8m0_to_float(sb);
-    }
-    return dot;
+  KOKKOS_INLINE_FUNCTION void write_empty(const member& team, std::int64_t row0) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim),
+                         [&](int i) { partials.out(row0 * kHeadDim + i) = bf16{0}; });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
+      partials.l(row0 + r) = 0.0f;
+      partials.m(row0 + r) = -codec::infinity();
+    });
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
@@ -157,133 +166,182 @@ struct DecodePartitionsGeneric {
     const int p = league % partitions;
     const int h = (league / partitions) % num_kv_heads;
     const int b = league / (partitions * num_kv_heads);
-    const std::int64_t row0 = ((static_cast<std::int64_t>(b) * num_kv_heads + h) * partitions + p) * qg;
+    const std::int64_t row0 = ((static_cast<std::int64_t>(b) * num_kv_heads + h) * partitions + p) * QG;
 
     std::int64_t L = 0;
     Kokkos::single(
         Kokkos::PerTeam(team), [&](std::int64_t& len) { len = clamped_len(b, h == 0 && p == 0); }, L);
     const std::int64_t total_tg = (L + kTileGroupTokens - 1) / kTileGroupTokens;
-    const int trip = p >= total_tg ? 0
-                                   : static_cast<int>(min_i64(
-                                         tgpp, (total_tg - p + partitions - 1) / partitions));
-
+    const int trip =
+        p >= total_tg ? 0 : static_cast<int>(min_i64(tgpp, (total_tg - p + partitions - 1) / partitions));
     if (trip == 0) {  // empty partition: every row still written
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, qg * kHeadDim),
-                           [&](int i) { partials.out(row0 * kHeadDim + i) = bf16{0}; });
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, qg), [&](int r) {
-        partials.l(row0 + r) = 0.0f;
-        partials.m(row0 + r) = -codec::infinity();
-      });
+      write_empty(team, row0);
       return;
     }
 
-    // ---- scratch
-    auto& shmem = team.team_shmem();
-    auto* tile = static_cast<std::uint8_t*>(shmem.get_shmem_aligned(kTileBytes, 16));
-    float* q8 = static_cast<float*>(shmem.get_shmem(qg * kHeadDim * sizeof(float)));
-    float* acc = static_cast<float*>(shmem.get_shmem(qg * kHeadDim * sizeof(float)));
-    float* sp = static_cast<float*>(shmem.get_shmem(qg * kTile * sizeof(float)));
-    float* m = static_cast<float*>(shmem.get_shmem(qg * sizeof(float)));
-    float* l = static_cast<float*>(shmem.get_shmem(qg * sizeof(float)));
-    float* alpha = static_cast<float*>(shmem.get_shmem(qg * sizeof(float)));
+    char* base = static_cast<char*>(team.team_shmem().get_shmem_aligned(int(kScratchBytes), 16));
+    auto* tile = reinterpret_cast<std::uint8_t*>(base + kTileBytesOff);
+    float* acc = reinterpret_cast<float*>(base + kAccOff);
+    float* part = reinterpret_cast<float*>(base + kPartOff);
+    float* pw = reinterpret_cast<float*>(base + kPOff);
+    float* alpha = reinterpret_cast<float*>(base + kAlphaOff);
+    float* m = reinterpret_cast<float*>(base + kStateOff);
+    float* l = m + QG;
+    bf16* q8 = reinterpret_cast<bf16*>(base + kQ8Off);
+    auto* tile_info = reinterpret_cast<std::int64_t*>(base + kTileInfoOff);  // [j][0] = first slot offset or -1, [j][1] = valid tokens
 
-    // ---- q8 = e4m3(WHT(fp32(q))) (or e4m3(fp32(q)) when pre-rotated)
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, qg * kHeadDim), [&](int i) {
-      q8[i] = codec::bf16_to_float(q(b, h * qg + i / kHeadDim, i % kHeadDim));
-      acc[i] = 0.0f;
-    });
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, qg), [&](int r) {
+    // ---- q8 = e4m3(WHT(fp32(q))) (or e4m3(fp32(q)) when pre-rotated), via acc as fp32 space
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim),
+                         [&](int i) { acc[i] = codec::bf16_to_float(q(b, h * QG + i / kHeadDim, i % kHeadDim)); });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
       m[r] = -codec::infinity();
       l[r] = 0.0f;
     });
     team.team_barrier();
-    if (!q_rotated) wht256_team(team, q8, qg);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, qg * kHeadDim),
-                         [&](int i) { q8[i] = codec::round_e4m3(q8[i]); });
+    if (!q_rotated) wht256_team(team, acc, QG);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim), [&](int i) {
+      q8[i] = codec::float_to_bf16(codec::round_e4m3(acc[i]));  // E4M3 values are exact in bf16
+      acc[i] = 0.0f;
+    });
     team.team_barrier();
 
     for (int it = 0; it < trip; ++it) {
       const std::int64_t tg = p + static_cast<std::int64_t>(it) * partitions;
-      for (int n = 0; n < kTileGroupTokens / kTile; ++n) {
-        const std::int64_t T0 = tg * kTileGroupTokens + n * kTile;
-        // Tiles wholly past the sequence change nothing (p = 0, alpha = 1): skip them.
-        if (T0 >= L) break;
-        const std::int64_t logical = T0 / cache.block_size;
-        const std::int64_t physical = static_cast<std::int64_t>(block_tables(b, logical));
-        const bool block_ok = physical >= 0 && physical < cache.num_blocks;
-        const int nvalid = block_ok ? static_cast<int>(min_i64(kTile, L - T0)) : 0;
-        if (!block_ok && h == 0 && T0 % cache.block_size == 0)
-          Kokkos::single(Kokkos::PerTeam(team), [&]() { count(counts, Counter::bad_block_ids); });
-
-        if (nvalid > 0) {
-          const std::uint8_t* first = cache.base + physical * cache.block_stride +
-                                      (T0 % cache.block_size) * cache.pos_stride +
-                                      static_cast<std::int64_t>(h) * cache.slot_bytes;
-          load_tile(team, tile, first, nvalid);
-        }
-        team.team_barrier();
-
-        // scores s[r][t] (fp32, x scale after the dot); absent tokens -inf
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, qg * kTile), [&](int i) {
-          const int r = i / kTile, t = i % kTile;
-          sp[i] = t < nvalid ? qk_dot(q8 + r * kHeadDim, tile + t * ultraquant::kSlotContent) * scale
-                             : -codec::infinity();
-        });
-        team.team_barrier();
-
-        // online softmax per row; sp becomes bf16(p)
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, qg), [&](int r) {
-          float* s = sp + r * kTile;
-          float tile_max = s[0];
-          for (int t = 1; t < kTile; ++t) tile_max = max_f32(tile_max, s[t]);
-          const float m_old = m[r];
-          const float m_new = max_f32(m_old, tile_max);
-          const bool none = m_new == -codec::infinity();
-          const float a = m_old == -codec::infinity() ? 1.0f : exp_f32(m_old - m_new);
-          float sum = 0.0f;
-          for (int t = 0; t < kTile; ++t) {
-            const float pt = none ? 0.0f : exp_f32(s[t] - m_new);
-            sum += pt;              // l takes the unrounded p ...
-            s[t] = codec::round_bf16(pt);  // ... P.V the bf16-rounded one
-          }
-          l[r] = l[r] * a + sum;
-          m[r] = m_new;
-          alpha[r] = a;
-        });
-        team.team_barrier();
-
-        // acc = acc * alpha + sum_t bf16(p_t) * v̂_t, one thread per dim d
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kHeadDim), [&](int d) {
-          for (int r = 0; r < qg; ++r) acc[r * kHeadDim + d] *= alpha[r];
-          for (int t = 0; t < nvalid; ++t) {
-            const std::uint8_t* slot = tile + t * ultraquant::kSlotContent;
-            const unsigned byte = slot[ultraquant::kVCodes + d / 2];
-            const float v = ultraquant::dequant((d & 1) ? byte >> 4 : byte & 15u,
-                                                slot[ultraquant::kVScales + d / ultraquant::kGroup]);
-            for (int r = 0; r < qg; ++r) acc[r * kHeadDim + d] += sp[r * kTile + t] * v;
-          }
-        });
-        team.team_barrier();
+      for (int c = 0; c < kTileGroupTokens / kChunk; ++c) {
+        const std::int64_t T0c = tg * kTileGroupTokens + c * kChunk;
+        if (T0c >= L) break;  // later tiles change nothing (p = 0, alpha = 1)
+        process_chunk(team, b, h, T0c, L, tile, acc, part, pw, alpha, m, l, q8, tile_info);
       }
     }
 
     // ---- epilogue: bf16(acc * fl32(1/l)), l, m
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, qg * kHeadDim), [&](int i) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim), [&](int i) {
       const float lr = l[i / kHeadDim];
       const float inv = 1.0f / (lr > 0.0f ? lr : 1.0f);
       partials.out(row0 * kHeadDim + i) = codec::float_to_bf16(acc[i] * inv);
     });
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, qg), [&](int r) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
       partials.l(row0 + r) = l[r];
       partials.m(row0 + r) = m[r];
     });
   }
 
+  // One chunk of kTilesPerChunk tiles starting at token T0c (< L).
+  KOKKOS_INLINE_FUNCTION void process_chunk(const member& team, int b, int h, std::int64_t T0c, std::int64_t L,
+                                            std::uint8_t* tile, float* acc, float* part, float* pw, float* alpha,
+                                            float* m, float* l, const bf16* q8, std::int64_t* tile_info) const {
+    // Where each tile's slots are (tiles never cross a block: block_size is a multiple
+    // of 16); bad block ids make the tile absent and are counted once, by the tile at
+    // the block's start, in the team of KV head 0.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kTilesPerChunk), [&](int j) {
+      const std::int64_t T0 = T0c + j * kTile;
+      std::int64_t first = -1, valid = 0;
+      if (T0 < L) {
+        const std::int64_t logical = T0 / cache.block_size;
+        const std::int64_t physical = static_cast<std::int64_t>(block_tables(b, logical));
+        if (physical >= 0 && physical < cache.num_blocks) {
+          first = physical * cache.block_stride + (T0 % cache.block_size) * cache.pos_stride +
+                  static_cast<std::int64_t>(h) * cache.slot_bytes;
+          valid = min_i64(kTile, L - T0);
+        } else if (h == 0 && T0 % cache.block_size == 0) {
+          count(counts, Counter::bad_block_ids);
+        }
+      }
+      tile_info[2 * j] = first;
+      tile_info[2 * j + 1] = valid;
+    });
+    team.team_barrier();
+    for (int j = 0; j < kTilesPerChunk; ++j)
+      if (tile_info[2 * j + 1] > 0)
+        load_tile(team, tile + j * kTile * kSlot, cache.base + tile_info[2 * j], static_cast<int>(tile_info[2 * j + 1]));
+    team.team_barrier();
+
+    // QK: thread (split s, token t) scores groups 2s, 2s+1 of token t for every row.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kSplits * kChunk), [&](int i) {
+      const int s = i / kChunk, t = i % kChunk;
+      float sum[QG];
+      for (int r = 0; r < QG; ++r) sum[r] = 0.0f;
+      if (t % kTile < tile_info[2 * (t / kTile) + 1]) {
+        const std::uint8_t* slot = tile + t * kSlot;
+        for (int g = 2 * s; g < 2 * s + 2; ++g) {
+          const std::uint8_t sb = slot[ultraquant::kKScales + g];
+          if (sb == 0) continue;  // zero group
+          float k[ultraquant::kGroup];
+          for (int j = 0; j < ultraquant::kGroup / 2; ++j) {
+            const unsigned byte = slot[ultraquant::kKCodes + g * 16 + j];
+            k[2 * j] = codec::e2m1_to_float(byte & 15u);
+            k[2 * j + 1] = codec::e2m1_to_float(byte >> 4);
+          }
+          const float gs = codec::ue8m0_to_float(sb);
+          for (int r = 0; r < QG; ++r) {
+            const bf16* qr = q8 + r * kHeadDim + g * ultraquant::kGroup;
+            float inner = 0.0f;
+            for (int e = 0; e < ultraquant::kGroup; ++e) inner += k[e] * codec::bf16_to_float(qr[e]);
+            sum[r] += inner * gs;
+          }
+        }
+      }
+      for (int r = 0; r < QG; ++r) part[(s * QG + r) * kChunk + t] = sum[r];
+    });
+    team.team_barrier();
+
+    // Online softmax, one thread per row, tile by tile in token order; pw becomes bf16(p).
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
+      float mr = m[r], lr = l[r];
+      for (int j = 0; j < kTilesPerChunk; ++j) {
+        const int valid = static_cast<int>(tile_info[2 * j + 1]);
+        float s[kTile];
+        float tile_max = -codec::infinity();
+        for (int t = 0; t < kTile; ++t) {
+          const int ct = j * kTile + t;
+          float dot = 0.0f;
+          for (int sp = 0; sp < kSplits; ++sp) dot += part[(sp * QG + r) * kChunk + ct];
+          s[t] = t < valid ? dot * scale : -codec::infinity();
+          tile_max = max_f32(tile_max, s[t]);
+        }
+        const float m_new = max_f32(mr, tile_max);
+        const bool none = m_new == -codec::infinity();
+        const float a = mr == -codec::infinity() ? 1.0f : exp_f32(mr - m_new);
+        float sum = 0.0f;
+        for (int t = 0; t < kTile; ++t) {
+          const float pt = none ? 0.0f : exp_f32(s[t] - m_new);
+          sum += pt;                                           // l takes the unrounded p ...
+          pw[r * kChunk + j * kTile + t] = codec::round_bf16(pt);  // ... P.V the bf16-rounded one
+        }
+        lr = lr * a + sum;
+        mr = m_new;
+        alpha[r * kTilesPerChunk + j] = a;
+      }
+      m[r] = mr;
+      l[r] = lr;
+    });
+    team.team_barrier();
+
+    // P.V: one thread per dimension d; acc rows in registers for the chunk.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kHeadDim), [&](int d) {
+      float a[QG];
+      for (int r = 0; r < QG; ++r) a[r] = acc[r * kHeadDim + d];
+      for (int j = 0; j < kTilesPerChunk; ++j) {
+        for (int r = 0; r < QG; ++r) a[r] *= alpha[r * kTilesPerChunk + j];
+        const int valid = static_cast<int>(tile_info[2 * j + 1]);
+        for (int t = 0; t < valid; ++t) {
+          const std::uint8_t* slot = tile + (j * kTile + t) * kSlot;
+          const unsigned byte = slot[ultraquant::kVCodes + d / 2];
+          const float v = ultraquant::dequant((d & 1) ? byte >> 4 : byte & 15u,
+                                              slot[ultraquant::kVScales + d / ultraquant::kGroup]);
+          for (int r = 0; r < QG; ++r) a[r] += pw[r * kChunk + j * kTile + t] * v;
+        }
+      }
+      for (int r = 0; r < QG; ++r) acc[r * kHeadDim + d] = a[r];
+    });
+    team.team_barrier();
+  }
+
   void launch(const ExecSpace& exec, int num_seqs) const {
     const int league = num_seqs * num_kv_heads * partitions;
     if (league == 0) return;
-    policy pol(exec, league, Kokkos::AUTO);
-    pol.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes(qg)));
+    policy pol = runs_on_host<ExecSpace>() ? policy(exec, league, Kokkos::AUTO) : policy(exec, league, kHeadDim);
+    pol.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
     Kokkos::parallel_for("uq::decode::partitions", pol, *this);
   }
 };

@@ -4,10 +4,13 @@
 #pragma once
 
 #include "uq/backend.hpp"
+#include "uq/error.hpp"
 #include "uq/impl/decode_generic.hpp"
 #include "uq/impl/reduce_generic.hpp"
 
 #include <Kokkos_Core.hpp>
+
+#include <string>
 
 namespace uq {
 namespace impl {
@@ -32,21 +35,12 @@ struct DecodeSpec {
                          const Tables& block_tables, const Lens& seq_lens, const DecodePartials<MemSpace>& out,
                          const Counts& counts, const DecodeParams& p, int num_seqs) {
     (void)path;  // only the generic path exists in this build (see built_paths())
-    DecodePartitionsGeneric<ExecSpace, Q, Tables, Lens, Counts> k;
-    k.q = q;
-    k.cache = cache;
-    k.block_tables = block_tables;
-    k.seq_lens = seq_lens;
-    k.partials = out;
-    k.counts = counts;
-    k.max_blocks_per_seq = p.max_blocks_per_seq;
-    k.num_kv_heads = p.num_kv_heads;
-    k.qg = p.qg;
-    k.partitions = p.partitions;
-    k.tgpp = p.tgpp;
-    k.scale = p.scale;
-    k.q_rotated = p.q_rotated;
-    k.launch(exec, num_seqs);
+    switch (p.qg) {  // the query group size is a compile-time constant of the kernel
+      case 6: return generic<6>(exec, q, cache, block_tables, seq_lens, out, counts, p, num_seqs);
+      case 8: return generic<8>(exec, q, cache, block_tables, seq_lens, out, counts, p, num_seqs);
+      case 16: return generic<16>(exec, q, cache, block_tables, seq_lens, out, counts, p, num_seqs);
+      default: throw Error("uq::decode", "qg", "6, 8 or 16", std::to_string(p.qg));
+    }
   }
 
   template <class Out>
@@ -59,6 +53,27 @@ struct DecodeSpec {
     k.num_kv_heads = p.num_kv_heads;
     k.qg = p.qg;
     k.partitions = p.partitions;
+    k.launch(exec, num_seqs);
+  }
+
+ private:
+  template <int QG, class Q, class Tables, class Lens, class Counts>
+  static void generic(const ExecSpace& exec, const Q& q, const CacheAddressing& cache, const Tables& block_tables,
+                      const Lens& seq_lens, const DecodePartials<MemSpace>& out, const Counts& counts,
+                      const DecodeParams& p, int num_seqs) {
+    DecodePartitionsGeneric<QG, ExecSpace, Q, Tables, Lens, Counts> k;
+    k.q = q;
+    k.cache = cache;
+    k.block_tables = block_tables;
+    k.seq_lens = seq_lens;
+    k.partials = out;
+    k.counts = counts;
+    k.max_blocks_per_seq = p.max_blocks_per_seq;
+    k.num_kv_heads = p.num_kv_heads;
+    k.partitions = p.partitions;
+    k.tgpp = p.tgpp;
+    k.scale = p.scale;
+    k.q_rotated = p.q_rotated;
     k.launch(exec, num_seqs);
   }
 };
