@@ -78,6 +78,9 @@ std::uint32_t cvt_pk_bf16_f32(float lo, float hi);
 std::uint32_t perm_b32(std::uint32_t hi, std::uint32_t lo, std::uint32_t sel);
 float fast_exp2(float x);
 
+// global atomics (atomic.cpp)
+unsigned long long atomic_add_u64(unsigned long long* addr, unsigned long long value, Site at);
+
 template <class T>
 inline std::uint32_t bits32(T v) {
   static_assert(sizeof(T) == 4, "cross-lane operations move 32-bit values");
@@ -276,6 +279,12 @@ inline std::uint32_t perm_b32(std::uint32_t hi, std::uint32_t lo, std::uint32_t 
   return emu::detail::perm_b32(hi, lo, sel);
 }
 inline float fast_exp2(float x) { return emu::detail::fast_exp2(x); }
+
+// ---------------------------------------------------------------- global atomics
+inline unsigned long long atomic_add_u64(unsigned long long* addr, unsigned long long value,
+                                         UQ_EMU_SITE) {
+  return emu::detail::atomic_add_u64(addr, value, UQ_EMU_AT);
+}
 
 }  // namespace uq::gfx950
 

@@ -357,4 +357,14 @@ UQ_ISA_FN std::uint32_t perm_b32(std::uint32_t hi, std::uint32_t lo, std::uint32
 // around it): UNCONFIRMED on silicon.
 UQ_ISA_FN float fast_exp2(float x) { return __builtin_amdgcn_exp2f(x); }
 
+// ================================================================ global atomics
+// global_atomic_add_x2: *addr += value as one 64-bit atomic read-modify-write at device
+// (agent) scope, relaxed order; returns the previous value (without a use the compiler
+// emits the no-return form). A per-lane operation: every active lane adds its own value (the
+// compiler may combine the lanes of a wave that add a uniform value into one atomic). addr
+// must be a global (not LDS) pointer aligned to 8 bytes.
+UQ_ISA_FN unsigned long long atomic_add_u64(unsigned long long* addr, unsigned long long value) {
+  return __hip_atomic_fetch_add(addr, value, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+
 }  // namespace uq::gfx950

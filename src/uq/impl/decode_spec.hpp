@@ -6,11 +6,19 @@
 #include "uq/backend.hpp"
 #include "uq/error.hpp"
 #include "uq/impl/decode_generic.hpp"
+#include "uq/impl/device_info.hpp"
 #include "uq/impl/reduce_generic.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <string>
+#include <type_traits>
+
+#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
+// The gfx950 kernels' launchers (library uq::gfx950, whose usage requirements define
+// UQ_ENABLE_GFX950 and put arch/ on the include path).
+#include "gfx950/decode_views.hpp"
+#endif
 
 namespace uq {
 namespace impl {
@@ -34,7 +42,16 @@ struct DecodeSpec {
   static void partitions(Path path, const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
                          const Tables& block_tables, const Lens& seq_lens, const DecodePartials<MemSpace>& out,
                          const Counts& counts, const DecodeParams& p, int num_seqs) {
-    (void)path;  // only the generic path exists in this build (see built_paths())
+#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
+    if constexpr (std::is_same<ExecSpace, HipSpace>::value) {
+      if (path == Path::Gfx950) {
+        gfx950::launch_decode_partitions(gfx950::decode_partitions_launch(
+            q, cache, block_tables, seq_lens, out, counts, p, num_seqs, static_cast<void*>(exec.hip_stream())));
+        return;
+      }
+    }
+#endif
+    (void)path;  // select_path gives a tuned path only where this build has its launcher
     switch (p.qg) {  // the query group size is a compile-time constant of the kernel
       case 6: return generic<6>(exec, q, cache, block_tables, seq_lens, out, counts, p, num_seqs);
       case 8: return generic<8>(exec, q, cache, block_tables, seq_lens, out, counts, p, num_seqs);
@@ -46,6 +63,15 @@ struct DecodeSpec {
   template <class Out>
   static void reduce(Path path, const ExecSpace& exec, const DecodePartials<MemSpace>& partials, const Out& out,
                      const DecodeParams& p, int num_seqs) {
+#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
+    if constexpr (std::is_same<ExecSpace, HipSpace>::value) {
+      if (path == Path::Gfx950) {
+        gfx950::launch_decode_reduce(
+            gfx950::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.hip_stream())));
+        return;
+      }
+    }
+#endif
     (void)path;
     ReduceGeneric<ExecSpace, Out> k;
     k.partials = partials;

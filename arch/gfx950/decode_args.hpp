@@ -1,0 +1,114 @@
+// What the gfx950 UltraQuant decode kernels receive (both builds: the gfx950 code object and
+// the emulator), and the constants of their memory layouts. The host fills these structs
+// from a launch description (decode_launch_args.hpp); the kernels only read them.
+#pragma once
+
+#include <cstdint>
+
+// Full unrolling of constant-trip loops: the kernels index small arrays (the 32 values of a
+// lane's query chunk, the 16 PV accumulators) with the loop counter, and only a fully
+// unrolled loop keeps them in registers. Both g++ and clang understand this spelling.
+#define UQ_GFX950_UNROLL _Pragma("GCC unroll 64")
+
+namespace uq::gfx950 {
+
+// ---------------------------------------------------------------- problem constants
+constexpr std::uint32_t kHeadDim = 256;
+constexpr std::uint32_t kTileTokens = 16;         // tokens per MFMA tile
+constexpr std::uint32_t kTileGroupTokens = 256;   // tokens per tile-group (16 tiles)
+constexpr std::uint32_t kTilesPerGroup = kTileGroupTokens / kTileTokens;
+
+// Slot bytes of one (token, KV head) (spec ultraquant.md §2).
+constexpr std::uint32_t kSlotKCodes = 0;
+constexpr std::uint32_t kSlotKScales = 128;
+constexpr std::uint32_t kSlotVCodes = 136;
+constexpr std::uint32_t kSlotVScales = 264;
+constexpr std::uint32_t kSlotContent = 272;
+
+// A buffer offset no range contains (num_records is kept below 2^31): loads read 0.
+constexpr std::uint32_t kMaskedOffset = 0x80000000u;
+
+// Indices of the status counters (uq::Counter in src/uq/error.hpp; the host side
+// static_asserts that they agree).
+constexpr int kCounterBadBlockIds = 0;
+constexpr int kCounterNegativeSeqLens = 1;
+constexpr int kCounterLongSeqLens = 2;
+
+// softmax in base 2: e^x = 2^(x log2 e)
+constexpr float kLog2e = 1.4426950408889634f;
+
+// ---------------------------------------------------------------- LDS plan (decode kernel)
+// Q: QG rows of 256 E4M3 bytes in natural dim order (the MFMA B operand is read from it).
+constexpr std::uint32_t q_lds_bytes(int qg) { return static_cast<std::uint32_t>(qg) * kHeadDim; }
+// V tile: 16 token rows of 256 bf16, padded by 16 bytes so the 4 rows a transposing read
+// touches at once start in different banks.
+constexpr std::uint32_t kVRowBytes = kHeadDim * 2 + 16;               // 528
+constexpr std::uint32_t kVTileBytes = kTileTokens * kVRowBytes;      // 8448
+
+// Flags of DecodeKernelArgs::flags.
+constexpr std::uint32_t kQRotated = 1u;      // q holds WHT(q): no in-kernel rotation
+constexpr std::uint32_t kQVectorLoads = 2u;  // q rows are dim-contiguous and 4-byte aligned
+
+// ---------------------------------------------------------------- the partition kernel
+// Workgroup (b, h, p) of the grid (num_seqs, num_kv_heads, partitions), one wave, writes the
+// QG partial rows ((b * num_kv_heads + h) * partitions + p) * QG + r of partial_out (bf16,
+// 256 per row), partial_l and partial_m. All strides are in elements unless named bytes.
+struct DecodeKernelArgs {
+  std::uint16_t* partial_out;
+  float* partial_l;
+  float* partial_m;
+  unsigned long long* counters;  // uq::kNumCounters device counters
+
+  const std::uint16_t* q;  // bf16; element (b, hq, d) at b*q_stride_seq + hq*q_stride_head + d*q_stride_dim
+  std::int64_t q_stride_seq;
+  std::int64_t q_stride_head;
+  std::int64_t q_stride_dim;
+  std::uint32_t q_group_bytes;  // byte range of one KV head's QG rows, from their first element
+
+  const std::uint8_t* cache;   // [num_blocks][block_size][num_kv_heads][slot_bytes]
+  std::int64_t num_blocks;
+  std::int64_t block_stride;   // bytes between blocks (64-bit: caches exceed 4 GiB)
+  std::uint32_t pos_stride;    // bytes between positions = num_kv_heads * slot_bytes
+  std::uint32_t block_bytes;   // block_size * pos_stride: one block's buffer range (< 2^31)
+  std::uint32_t slot_bytes;
+  std::uint32_t block_size_log2;
+
+  const std::int32_t* block_tables;  // entry (b, j) at b*table_stride_seq + j*table_stride_block
+  std::int64_t table_stride_seq;
+  std::int64_t table_stride_block;
+  std::uint32_t table_row_bytes;     // byte range of one row
+
+  const std::int32_t* seq_lens;  // entry b at b*seq_lens_stride
+  std::int64_t seq_lens_stride;
+
+  std::int32_t max_blocks_per_seq;
+  std::int32_t num_kv_heads;
+  std::int32_t partitions;  // P
+  std::int32_t tgpp;        // tile-groups per partition
+  float scale;              // softmax scale
+  std::uint32_t flags;      // kQRotated | kQVectorLoads
+};
+
+// ---------------------------------------------------------------- the reducer
+// Workgroup (b, hq, c) of the grid (num_seqs, num_q_heads, 4), one wave: lane j writes
+// out[b][hq][64c + j].
+constexpr std::uint32_t kReduceChunk = 64;
+constexpr std::uint32_t kReduceChunks = kHeadDim / kReduceChunk;
+// Partitions per round of the reducer's compacted LDS list of {partition, weight} pairs.
+constexpr std::uint32_t kReduceListEntries = 256;
+
+struct ReduceKernelArgs {
+  const std::uint16_t* partial_out;
+  const float* partial_l;
+  const float* partial_m;
+  std::uint16_t* out;  // bf16; element (b, hq, d) at b*out_stride_seq + hq*out_stride_head + d*out_stride_dim
+  std::int64_t out_stride_seq;
+  std::int64_t out_stride_head;
+  std::int64_t out_stride_dim;
+  std::uint32_t out_row_bytes;  // byte range of one output row
+  std::int32_t num_kv_heads;
+  std::int32_t qg;
+  std::int32_t partitions;
+};
+
+}  // namespace uq::gfx950

@@ -1,0 +1,247 @@
+// The gfx950 UltraQuant decode partition kernel (spec ultraquant.md §5; design in
+// arch/gfx950/README.md, "The decode kernels"). One wavefront per workgroup (sequence b,
+// KV head h, partition p) computes the QG query rows of KV head h over the tile-groups
+// p, p + P, p + 2P, ... (at most TGPP) of sequence b:
+//
+//   prologue  q8 = e4m3(WHT(q)) of the QG rows into LDS (decode_query.hpp), the two scaled
+//             MFMA Q operands kept in registers for the whole loop;
+//   per tile  (16 tokens; the next tile's block id and K/V loads are already in flight)
+//     S   = K Q8^T by two chained scaled FP4 x E4M3 MFMAs (A = K codes straight from the
+//           cache with their UE8M0 bytes as scales, B = Q8); lane (g, r) gets
+//           S[token 4g + i][query r], i = 0..3
+//     online softmax per query (fp32, exp2 of x log2 e): the 4 lane groups combine their
+//           tokens by xor-16 and xor-32 shuffles
+//     V   dequantised (scaled FP4 -> bf16 convert) into LDS as [token][dim], read back
+//           transposed by ds_read_b64_tr_b16 as the A operand of 16 bf16 MFMAs (one per 16
+//           dims) whose B operand is bf16(P), taken straight from the S registers
+//   epilogue  partial = bf16(acc * fl32(1/l)), l, m for the rows r < QG; an empty partition
+//             writes 0, 0, -inf.
+//
+// The kernel is a plain function, built for gfx950 by decode.hip and for the CPU emulator by
+// decode_emulated.hpp. Tiles wholly past the sequence are skipped (they would change nothing:
+// p = 0 and alpha = 1 exactly).
+#pragma once
+
+#include "gfx950/decode_args.hpp"
+#include "gfx950/decode_query.hpp"
+#include "gfx950/decode_tile.hpp"
+#include "gfx950/isa.hpp"
+
+namespace uq::gfx950 {
+namespace decode_detail {
+
+struct QueryLdsTag {};
+struct VTileLdsTag {};
+
+// The online-softmax state of the lane's query column r (identical in the 4 lane groups).
+struct SoftmaxState {
+  float m;  // running max (natural-log units), -inf before the first valid token
+  float l;  // running sum of the unrounded p
+};
+
+// The two 16x16x128 scaled MFMAs of one tile: S[token][query] = sum over 256 dims of
+// FP4(k) 2^(b_k - 127) q8 (the Q operand's scale is the unit 127). A group whose scale byte is
+// 0 is a zero group whatever its codes (spec §1): its codes are replaced by 0.
+UQ_DEVICE inline f32x4 tile_scores(const TileLoads& t, const i32x8 (&q_op)[2], std::uint32_t lane) {
+  const std::uint32_t g = lane >> 4;
+  f32x4 s = {0.0f, 0.0f, 0.0f, 0.0f};
+  UQ_GFX950_UNROLL
+  for (int issue = 0; issue < 2; ++issue) {
+    const std::uint32_t scale = (t.k_scales[issue] >> (8u * g)) & 0xFFu;
+    const u32x4 c = t.k_codes[issue];
+    const bool zero_group = scale == 0u;
+    const i32x8 k_op = {zero_group ? 0 : static_cast<std::int32_t>(c[0]),
+                        zero_group ? 0 : static_cast<std::int32_t>(c[1]),
+                        zero_group ? 0 : static_cast<std::int32_t>(c[2]),
+                        zero_group ? 0 : static_cast<std::int32_t>(c[3]),
+                        0, 0, 0, 0};
+    s = mfma_scale_f32_16x16x128_f8f6f4<kFp4, kFp8>(k_op, q_op[issue], s,
+                                                    static_cast<std::int32_t>(scale), 127);
+  }
+  return s;
+}
+
+// V of the tile into LDS as bf16 rows [token][dim] (row stride kVRowBytes): lane 4t + c
+// dequantises token t's dims 64c .. 64c+63 with the scaled convert (exact: FP4 x 2^(b-127)
+// fits bf16). A zero-scale group (or a masked token, which read zeros) gives exact zeros.
+UQ_DEVICE inline void write_v_tile(const TileLoads& t, std::uint32_t v_lds, std::uint32_t lane) {
+  const std::uint32_t token = lane >> 2, c = lane & 3;
+  UQ_GFX950_UNROLL
+  for (int half = 0; half < 2; ++half) {
+    const std::uint32_t group = 2u * c + static_cast<std::uint32_t>(half);
+    const std::uint32_t scale_byte = (t.v_scales >> (8u * (group & 3u))) & 0xFFu;
+    const float scale = bit_cast<float>(scale_byte << 23);  // E8M0 as a float's exponent
+    const std::uint32_t row = v_lds + token * kVRowBytes + 2u * (64u * c + 32u * static_cast<std::uint32_t>(half));
+    UQ_GFX950_UNROLL
+    for (int w = 0; w < 4; ++w) {
+      const std::uint32_t codes = scale_byte == 0u ? 0u : t.v_codes[half][w];
+      const u32x4 bf16x8 = {cvt_scalef32_pk_bf16_fp4<0>(codes, scale), cvt_scalef32_pk_bf16_fp4<1>(codes, scale),
+                            cvt_scalef32_pk_bf16_fp4<2>(codes, scale), cvt_scalef32_pk_bf16_fp4<3>(codes, scale)};
+      lds_store(row + 16u * static_cast<std::uint32_t>(w), bf16x8);
+    }
+  }
+}
+
+UQ_DEVICE inline float max_f32(float a, float b) { return a > b ? a : b; }
+
+// Scores -> probabilities for one tile (spec §5.4); updates m and l and returns alpha, the
+// factor the accumulator must be scaled by. p[i] is the unrounded probability of token
+// 4g + i for query r (0 for a masked token).
+UQ_DEVICE inline float softmax_tile(f32x4 s, std::int64_t first_token, bool block_ok, std::int64_t seq_len,
+                                    float scale, std::uint32_t lane, SoftmaxState& st, float (&p)[4]) {
+  const std::uint32_t g = lane >> 4;
+  const float neg_inf = -__builtin_inff();
+  float x[4];
+  UQ_GFX950_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    const bool valid = block_ok && first_token + 4 * g + i < seq_len;
+    x[i] = valid ? s[i] * scale : neg_inf;  // fp32 score x scale, after the dot product
+  }
+  float tile_max = max_f32(max_f32(x[0], x[1]), max_f32(x[2], x[3]));
+  tile_max = max_f32(tile_max, shfl_xor<16>(tile_max));
+  tile_max = max_f32(tile_max, shfl_xor<32>(tile_max));
+  const float m_new = max_f32(st.m, tile_max);
+  const bool none = m_new == neg_inf;
+  const float alpha = st.m == neg_inf ? 1.0f : fast_exp2((st.m - m_new) * kLog2e);
+  float sum = 0.0f;
+  UQ_GFX950_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    p[i] = none ? 0.0f : fast_exp2((x[i] - m_new) * kLog2e);
+    sum += p[i];
+  }
+  sum += shfl_xor<16>(sum);
+  sum += shfl_xor<32>(sum);
+  st.l = st.l * alpha + sum;
+  st.m = m_new;
+  return alpha;
+}
+
+// acc[c] += V^T[16c .. 16c+15][tokens] * bf16(P)[tokens][queries]: lane (g, r) of acc[c] holds
+// query r, dims 16c + 4g + 0..3. The transposing read gives lane 16G + t' the 4 bf16 V[4G + j]
+// [16c + t'] (j = 0..3) when it addresses row (16G + t') >> 2, dims 16c + 4(t' & 3).
+UQ_DEVICE inline void accumulate_pv(f32x4 (&acc)[16], const float (&p)[4], std::uint32_t v_lds,
+                                    std::uint32_t lane) {
+  const i16x4 p_op = bit_cast<i16x4>(u32x2{cvt_pk_bf16_f32(p[0], p[1]), cvt_pk_bf16_f32(p[2], p[3])});
+  const std::uint32_t at = v_lds + (lane >> 2) * kVRowBytes + 8u * (lane & 3);
+  UQ_GFX950_UNROLL
+  for (int c = 0; c < 16; ++c) {
+    const i16x4 v_t = ds_read_b64_tr_b16(at + 32u * static_cast<std::uint32_t>(c));
+    acc[c] = mfma_f32_16x16x16_bf16(v_t, p_op, acc[c]);
+  }
+}
+
+// One tile: scores, online softmax, acc *= alpha, V into LDS, acc += V^T bf16(P).
+UQ_DEVICE inline void process_tile(const TileLoads& t, const TileSource& src, const i32x8 (&q_op)[2],
+                                   std::int64_t seq_len, float scale, std::uint32_t v_lds, std::uint32_t lane,
+                                   SoftmaxState& st, f32x4 (&acc)[16]) {
+  const f32x4 s = tile_scores(t, q_op, lane);
+  float prob[4];
+  const float alpha = softmax_tile(s, src.first_token, src.block_ok, seq_len, scale, lane, st, prob);
+  UQ_GFX950_UNROLL
+  for (int c = 0; c < 16; ++c) acc[c] = acc[c] * alpha;
+  // The previous tile's transposing reads (cross-lane operations) ordered every lane's reads
+  // of the V tile before these writes.
+  write_v_tile(t, v_lds, lane);
+  barrier();
+  accumulate_pv(acc, prob, v_lds, lane);
+}
+
+// Partial output rows of this workgroup: bf16(acc * fl32(1/l)) (l = 0 -> 0), l and m.
+template <int QG>
+UQ_DEVICE inline void write_partials(const DecodeKernelArgs& a, std::int64_t row0, const f32x4 (&acc)[16],
+                                     const SoftmaxState& st, std::uint32_t lane) {
+  const std::uint32_t g = lane >> 4, r = lane & 15;
+  const buffer_rsrc out = make_buffer_rsrc(a.partial_out + row0 * kHeadDim, QG * kHeadDim * 2);
+  const buffer_rsrc l_rsrc = make_buffer_rsrc(a.partial_l + row0, QG * 4);
+  const buffer_rsrc m_rsrc = make_buffer_rsrc(a.partial_m + row0, QG * 4);
+  if (r < static_cast<std::uint32_t>(QG)) {
+    const float inv = 1.0f / (st.l > 0.0f ? st.l : 1.0f);
+    UQ_GFX950_UNROLL
+    for (int c = 0; c < 16; ++c) {
+      const f32x4 o = acc[c] * inv;
+      const u32x2 bits = {cvt_pk_bf16_f32(o[0], o[1]), cvt_pk_bf16_f32(o[2], o[3])};
+      buffer_store_b64(bits, out, 2u * (r * kHeadDim + 16u * static_cast<std::uint32_t>(c) + 4u * g));
+    }
+    if (g == 0) {
+      buffer_store_b32(bit_cast<std::uint32_t>(st.l), l_rsrc, 4u * r);
+      buffer_store_b32(bit_cast<std::uint32_t>(st.m), m_rsrc, 4u * r);
+    }
+  }
+}
+
+// The sequence length as the kernel uses it (spec §6), counted once per sequence by the
+// workgroup (b, 0, 0): < 0 -> 0, > max_blocks_per_seq * block_size -> clamped.
+UQ_DEVICE inline std::int64_t clamped_seq_len(const DecodeKernelArgs& a, std::uint32_t b, bool counting,
+                                              std::uint32_t lane) {
+  const buffer_rsrc len_rsrc = make_buffer_rsrc(a.seq_lens + static_cast<std::int64_t>(b) * a.seq_lens_stride, 4u);
+  const std::int64_t raw = static_cast<std::int32_t>(readfirstlane(buffer_load_b32(len_rsrc, 0u)));
+  const std::int64_t cap = static_cast<std::int64_t>(a.max_blocks_per_seq) << a.block_size_log2;
+  if (counting && lane == 0) {
+    if (raw < 0) atomic_add_u64(a.counters + kCounterNegativeSeqLens, 1ull);
+    if (raw > cap) atomic_add_u64(a.counters + kCounterLongSeqLens, 1ull);
+  }
+  return raw < 0 ? 0 : (raw > cap ? cap : raw);
+}
+
+}  // namespace decode_detail
+
+template <int QG>
+UQ_DEVICE inline void decode_partition_kernel(const DecodeKernelArgs& a) {
+  static_assert(QG == 6 || QG == 8 || QG == 16, "QG is 6, 8 or 16");
+  using namespace decode_detail;
+  const std::uint32_t lane = lane_id();
+  const std::uint32_t b = workgroup_id_x(), h = workgroup_id_y(), p = workgroup_id_z();
+  const std::int32_t P = a.partitions;
+
+  const std::int64_t seq_len = clamped_seq_len(a, b, h == 0 && p == 0, lane);
+  // Tile-groups p, p + P, ... below the sequence's end, at most TGPP of them.
+  const std::int64_t tile_groups = (seq_len + kTileGroupTokens - 1) / kTileGroupTokens;
+  const std::int64_t owned = static_cast<std::int64_t>(p) < tile_groups ? (tile_groups - p + P - 1) / P : 0;
+  const std::int64_t trip = owned < a.tgpp ? owned : a.tgpp;
+
+  SoftmaxState st{-__builtin_inff(), 0.0f};
+  f32x4 acc[16];
+  UQ_GFX950_UNROLL
+  for (int c = 0; c < 16; ++c) acc[c] = f32x4{0.0f, 0.0f, 0.0f, 0.0f};
+
+  if (trip > 0) {  // wave-uniform: an empty partition skips straight to the epilogue
+    // Tiles of this partition: whole tile-groups, the last one up to the sequence's end.
+    const std::int64_t last_group_tokens = seq_len - (p + (trip - 1) * P) * std::int64_t{kTileGroupTokens};
+    const std::int64_t last_tokens = last_group_tokens < kTileGroupTokens ? last_group_tokens : kTileGroupTokens;
+    const std::int32_t tiles =
+        static_cast<std::int32_t>((trip - 1) * kTilesPerGroup + (last_tokens + kTileTokens - 1) / kTileTokens);
+
+    const std::uint32_t q_lds = lds_allocate<q_lds_bytes(QG), QueryLdsTag>();
+    const std::uint32_t v_lds = lds_allocate<kVTileBytes, VTileLdsTag>();
+    write_query_lds<QG>(a, b, h, q_lds, lane);
+    const i32x8 q_op[2] = {query_operand<QG>(q_lds, lane, 0), query_operand<QG>(q_lds, lane, 1)};
+
+    const buffer_rsrc table_rsrc =
+        make_buffer_rsrc(a.block_tables + static_cast<std::int64_t>(b) * a.table_stride_seq, a.table_row_bytes);
+    // Software pipeline, unrolled twice so that the two tiles' load registers alternate
+    // (ping-pong, no copies that would make the compiler wait for a load early): while tile
+    // k is computed, the loads of tile k+1 and the block id of tile k+2 are in flight (the
+    // original's depth-1 prefetch, plus the table lookup one tile earlier).
+    std::uint32_t id_odd = load_block_id(a, table_rsrc, p, 1, tiles);
+    TileSource src_even = tile_source(a, load_block_id(a, table_rsrc, p, 0, tiles), p, h, 0, tiles, lane);
+    TileLoads even = load_tile(a, src_even, h, seq_len, lane);
+    for (std::int32_t k = 0;; k += 2) {
+      const std::uint32_t id_even = load_block_id(a, table_rsrc, p, k + 2, tiles);
+      const TileSource src_odd = tile_source(a, id_odd, p, h, k + 1, tiles, lane);
+      const TileLoads odd = load_tile(a, src_odd, h, seq_len, lane);
+      process_tile(even, src_even, q_op, seq_len, a.scale, v_lds, lane, st, acc);
+      if (k + 1 >= tiles) break;
+
+      id_odd = load_block_id(a, table_rsrc, p, k + 3, tiles);
+      src_even = tile_source(a, id_even, p, h, k + 2, tiles, lane);
+      even = load_tile(a, src_even, h, seq_len, lane);
+      process_tile(odd, src_odd, q_op, seq_len, a.scale, v_lds, lane, st, acc);
+      if (k + 2 >= tiles) break;
+    }
+  }
+
+  const std::int64_t row0 = ((static_cast<std::int64_t>(b) * a.num_kv_heads + h) * P + p) * QG;
+  write_partials<QG>(a, row0, acc, st, lane);
+}
+
+}  // namespace uq::gfx950

@@ -1,0 +1,146 @@
+// The decode kernel's query prologue: q8 = e4m3(WHT(fp32(q))) (or e4m3(fp32(q)) for a
+// pre-rotated q) of the QG rows of one KV head, written to LDS as QG rows of 256 E4M3 bytes
+// in natural dim order, and the scaled MFMA's Q operands read back from there.
+//
+// Lane map of the rotation (spec ultraquant-sources.md §4.4): in pass i = 0 .. ceil(QG/8)-1
+// lane L holds query row (L >> 3) + 8i and the 32 consecutive dims 32c .. 32c+31, c = L & 7.
+// WHT stages 0..4 (pair strides 1..16) pair values inside the lane; stages 5..7 (strides
+// 32, 64, 128) pair chunk c with chunk c ^ 1, ^ 2, ^ 4 of the same row, i.e. lane L ^ 1, ^ 2,
+// ^ 4, exchanged with ds_swizzle. Rows past QG (QG = 6: rows 6 and 7) read zeros and are
+// not stored, but their lanes take part in the swizzles.
+#pragma once
+
+#include "gfx950/decode_args.hpp"
+#include "gfx950/isa.hpp"
+
+namespace uq::gfx950 {
+namespace decode_detail {
+
+// The 32 dims of one lane's query chunk, as floats. Rows that are not loaded (row_ok false)
+// read zeros through an out-of-range offset.
+UQ_DEVICE inline void load_query_chunk(const DecodeKernelArgs& a, const buffer_rsrc& q_rsrc,
+                                       std::uint32_t row, std::uint32_t chunk, bool row_ok,
+                                       float (&x)[32]) {
+  const std::int64_t first = static_cast<std::int64_t>(row) * a.q_stride_head +
+                             static_cast<std::int64_t>(32 * chunk) * a.q_stride_dim;
+  if (a.flags & kQVectorLoads) {
+    // Dim-contiguous rows: four 16-byte loads of 8 bf16 each.
+    const std::uint32_t base = row_ok ? static_cast<std::uint32_t>(2 * first) : kMaskedOffset;
+    UQ_GFX950_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      const u32x4 w = buffer_load_b128(q_rsrc, base + 16u * static_cast<std::uint32_t>(j));
+      UQ_GFX950_UNROLL
+      for (int e = 0; e < 4; ++e) {
+        x[8 * j + 2 * e] = bit_cast<float>(w[e] << 16);
+        x[8 * j + 2 * e + 1] = bit_cast<float>(w[e] & 0xFFFF0000u);
+      }
+    }
+  } else {
+    // Any other layout: one 2-byte load per element.
+    UQ_GFX950_UNROLL
+    for (int e = 0; e < 32; ++e) {
+      const std::int64_t element = first + static_cast<std::int64_t>(e) * a.q_stride_dim;
+      const std::uint32_t offset = row_ok ? static_cast<std::uint32_t>(2 * element) : kMaskedOffset;
+      x[e] = bit_cast<float>(static_cast<std::uint32_t>(buffer_load_b16(q_rsrc, offset)) << 16);
+    }
+  }
+}
+
+// One WHT stage with pair stride 32 * Mask (Mask = 1, 2, 4): the partner chunk is lane ^ Mask.
+// The lane holding the pair's upper element (chunk bit set) keeps lower - upper, the other
+// lower + upper, exactly the spec's butterfly (x[i], x[i+s]) <- (x[i] + x[i+s], x[i] - x[i+s]).
+template <int Mask>
+UQ_DEVICE inline void wht_cross_lane_stage(float (&x)[32], std::uint32_t chunk) {
+  const bool upper = (chunk & Mask) != 0;
+  UQ_GFX950_UNROLL
+  for (int i = 0; i < 32; ++i) {
+    const float partner = shfl_xor<Mask>(x[i]);
+    x[i] = upper ? partner - x[i] : x[i] + partner;
+  }
+}
+
+// The spec's WHT (ultraquant.md §3) of the 256 dims spread over the 8 lanes of a row: every
+// butterfly sees the same two fp32 inputs as in the serial order, so the result is
+// bit-identical to it.
+UQ_DEVICE inline void wht256_across_lanes(float (&x)[32], std::uint32_t chunk) {
+  UQ_GFX950_UNROLL
+  for (int s = 0; s < 5; ++s) {
+    const int stride = 1 << s;
+    UQ_GFX950_UNROLL
+    for (int i = 0; i < 32; ++i) {
+      if ((i & stride) == 0) {
+        const float lo = x[i], hi = x[i + stride];
+        x[i] = lo + hi;
+        x[i + stride] = lo - hi;
+      }
+    }
+  }
+  wht_cross_lane_stage<1>(x, chunk);
+  wht_cross_lane_stage<2>(x, chunk);
+  wht_cross_lane_stage<4>(x, chunk);
+  UQ_GFX950_UNROLL
+  for (int i = 0; i < 32; ++i) x[i] *= 0.0625f;  // 1/16: exact
+}
+
+// Four floats -> four E4M3 bytes (RNE). Clamped to +-448 first: the converter gives NaN, not
+// saturation, above 448 (spec §1); NaN stays NaN (both comparisons are false for it).
+UQ_DEVICE inline std::uint32_t e4m3x4(float a, float b, float c, float d) {
+  const auto clamp = [](float v) { return v > 448.0f ? 448.0f : (v < -448.0f ? -448.0f : v); };
+  const std::uint32_t lo = cvt_pk_fp8_f32<false>(clamp(a), clamp(b), 0u);
+  return cvt_pk_fp8_f32<true>(clamp(c), clamp(d), lo);
+}
+
+// Writes q8 of the QG rows of KV head h of sequence b to q_lds (row r at r * 256) and waits
+// for the whole wave's stores.
+template <int QG>
+UQ_DEVICE inline void write_query_lds(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h,
+                                      std::uint32_t q_lds, std::uint32_t lane) {
+  // The QG rows of this KV head, from their first element: a real byte range.
+  const std::int64_t first = static_cast<std::int64_t>(b) * a.q_stride_seq +
+                             static_cast<std::int64_t>(h) * QG * a.q_stride_head;
+  const buffer_rsrc q_rsrc = make_buffer_rsrc(a.q + first, a.q_group_bytes);
+  const std::uint32_t chunk = lane & 7;
+  const bool rotate = (a.flags & kQRotated) == 0;
+  UQ_GFX950_UNROLL
+  for (int pass = 0; pass < (QG + 7) / 8; ++pass) {
+    const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
+    const bool row_ok = row < static_cast<std::uint32_t>(QG);
+    float x[32];
+    load_query_chunk(a, q_rsrc, row, chunk, row_ok, x);
+    if (rotate) wht256_across_lanes(x, chunk);  // wave-uniform branch
+    std::uint32_t bytes[8];
+    UQ_GFX950_UNROLL
+    for (int w = 0; w < 8; ++w) bytes[w] = e4m3x4(x[4 * w], x[4 * w + 1], x[4 * w + 2], x[4 * w + 3]);
+    if (row_ok) {
+      const std::uint32_t at = q_lds + row * kHeadDim + 32u * chunk;
+      lds_store(at, u32x4{bytes[0], bytes[1], bytes[2], bytes[3]});
+      lds_store(at + 16u, u32x4{bytes[4], bytes[5], bytes[6], bytes[7]});
+    }
+  }
+  barrier();
+}
+
+// The scaled MFMA's B operand for issue i (dims 128i .. 128i+127): lane (g, r) holds query
+// row r, bytes 0..15 = dims 128i + 16g + 0..15 and bytes 16..31 = dims 128i + 64 + 16g +
+// 0..15 (spec gfx950-isa.md §1.3, fp8). Reading those two 16-byte pieces of the natural-order
+// row is the head-dim permutation qperm of spec ultraquant-sources.md §4.2 (which the original
+// folded into the rotation instead). Rows r >= QG are zero.
+template <int QG>
+UQ_DEVICE inline i32x8 query_operand(std::uint32_t q_lds, std::uint32_t lane, int issue) {
+  const std::uint32_t g = lane >> 4, r = lane & 15;
+  const bool row_ok = r < static_cast<std::uint32_t>(QG);
+  const std::uint32_t at = q_lds + (row_ok ? r : 0u) * kHeadDim + 128u * static_cast<std::uint32_t>(issue) + 16u * g;
+  const u32x4 lo = lds_load<u32x4>(at);
+  const u32x4 hi = lds_load<u32x4>(at + 64u);
+  i32x8 op = {0, 0, 0, 0, 0, 0, 0, 0};
+  if (row_ok) {
+    op = i32x8{static_cast<std::int32_t>(lo[0]), static_cast<std::int32_t>(lo[1]),
+               static_cast<std::int32_t>(lo[2]), static_cast<std::int32_t>(lo[3]),
+               static_cast<std::int32_t>(hi[0]), static_cast<std::int32_t>(hi[1]),
+               static_cast<std::int32_t>(hi[2]), static_cast<std::int32_t>(hi[3])};
+  }
+  return op;
+}
+
+}  // namespace decode_detail
+}  // namespace uq::gfx950

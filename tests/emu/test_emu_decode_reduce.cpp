@@ -1,0 +1,245 @@
+// The gfx950 partition reducer (arch/gfx950/reduce_kernel.hpp) in the emulator, on crafted
+// partition results: against the float64 formula of spec ultraquant.md §5 and against the
+// generic Kokkos reducer (src/uq/impl/reduce_generic.hpp) on the same partials, for partition
+// counts from 1 to 4096, empty partitions holding NaN partial rows (which must be skipped,
+// never multiplied by 0), rows with no partition at all, weights that underflow, and a
+// strided output.
+#include "support/test_util.hpp"
+
+#include "gfx950/decode_emulated.hpp"
+#include "gfx950/decode_views.hpp"
+#include "uq/decode.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace {
+
+using namespace uqtest;
+using HostMem = Kokkos::HostSpace;
+
+struct ReduceCase {
+  int num_seqs = 2, num_kv_heads = 1, qg = 6, partitions = 5;
+  double empty_fraction = 0.3;  // partitions with m = -inf, l = 0 and a NaN partial row
+  double m_spread = 10.0;       // m uniform in [-m_spread, 2]
+  bool all_empty_row = false;   // (b 0, head 0) has no partition
+  std::uint64_t seed = 1;
+};
+
+struct Partials {
+  uq::impl::DecodePartials<HostMem> views;
+  std::int64_t rows = 0;
+};
+
+Partials make_partials(const ReduceCase& c) {
+  Partials p;
+  p.rows = static_cast<std::int64_t>(c.num_seqs) * c.num_kv_heads * c.partitions * c.qg;
+  p.views.out = Kokkos::View<uq::bf16*, HostMem>("partial out", p.rows * 256);
+  p.views.l = Kokkos::View<float*, HostMem>("partial l", p.rows);
+  p.views.m = Kokkos::View<float*, HostMem>("partial m", p.rows);
+  std::mt19937_64 rng(c.seed);
+  std::uniform_real_distribution<float> value(-8.0f, 8.0f), l(0.5f, 300.0f),
+      m(static_cast<float>(-c.m_spread), 2.0f), unit(0.0f, 1.0f);
+  for (std::int64_t row = 0; row < p.rows; ++row) {
+    // row = ((b * Hk + h) * P + p) * QG + r
+    const std::int64_t r = row % c.qg, bh = row / c.qg / c.partitions;
+    const bool empty = unit(rng) < c.empty_fraction || (c.all_empty_row && bh == 0 && r == 0);
+    p.views.m(row) = empty ? -INFINITY : m(rng);
+    p.views.l(row) = empty ? 0.0f : l(rng);
+    for (int d = 0; d < 256; ++d)
+      p.views.out(row * 256 + d) = empty ? uq::bf16{kPoisonBf16} : uq::codec::float_to_bf16(value(rng));
+  }
+  return p;
+}
+
+uq::impl::DecodeParams params_of(const ReduceCase& c) {
+  uq::impl::DecodeParams params;
+  params.num_kv_heads = c.num_kv_heads;
+  params.qg = c.qg;
+  params.partitions = c.partitions;
+  return params;
+}
+
+// The float64 formula, with the tolerance of the fp32 kernel (derivation, u32 = 2^-24):
+// w_p = l_p 2^((m_p - M) log2 e) carries a relative error <= (1.5 |m_p - M| + 4) u32 (the
+// product by log2 e, its rounding, exp2's ~1 ulp, the product by l); the sums over P terms
+// add <= P u32 of the sum of magnitudes, the division one more; so the fp32 result is
+// within e32 = 2 (1.5 X + P + 6) u32 * sum_p w_p |partial_p| / S of the exact value (X the
+// largest |m_p - M| whose weight is not negligible, <= 2 m_spread + 4 here), and the final
+// bf16 rounding adds 2^-8 |y|. Weights below 2^-126 flush to 0 in the kernel (not in the
+// formula): with m_spread <= 40 none is that small.
+struct Expected {
+  std::vector<double> out, bound;  // [B][Hq][256]
+};
+
+Expected expected_of(const ReduceCase& c, const Partials& p) {
+  Expected e;
+  const int hq_count = c.num_kv_heads * c.qg;
+  const double u32 = std::ldexp(1.0, -24);
+  const double X = 2.0 * c.m_spread + 4.0;
+  for (int b = 0; b < c.num_seqs; ++b)
+    for (int hq = 0; hq < hq_count; ++hq) {
+      const int h = hq / c.qg, r = hq % c.qg;
+      const std::int64_t first = (static_cast<std::int64_t>(b) * c.num_kv_heads + h) * c.partitions * c.qg + r;
+      double M = -INFINITY;
+      for (int q = 0; q < c.partitions; ++q) {
+        const double m = p.views.m(first + static_cast<std::int64_t>(q) * c.qg);
+        if (m > -INFINITY) M = std::max(M, m);
+      }
+      std::vector<double> w(static_cast<std::size_t>(c.partitions), 0.0);
+      double S = 0.0;
+      for (int q = 0; q < c.partitions; ++q) {
+        const std::int64_t row = first + static_cast<std::int64_t>(q) * c.qg;
+        const double m = p.views.m(row);
+        if (m > -INFINITY) w[static_cast<std::size_t>(q)] = p.views.l(row) * std::exp(m - M);
+        S += w[static_cast<std::size_t>(q)];
+      }
+      for (int d = 0; d < 256; ++d) {
+        double acc = 0.0, mag = 0.0;
+        for (int q = 0; q < c.partitions; ++q) {
+          if (w[static_cast<std::size_t>(q)] == 0.0) continue;
+          const double v = uq::codec::bf16_to_float(p.views.out((first + static_cast<std::int64_t>(q) * c.qg) * 256 + d));
+          acc += w[static_cast<std::size_t>(q)] * v;
+          mag += w[static_cast<std::size_t>(q)] * std::fabs(v);
+        }
+        const double y = S > 0.0 ? acc / S : 0.0;
+        e.out.push_back(y);
+        e.bound.push_back(S > 0.0 ? 2.0 * (1.5 * X + c.partitions + 6.0) * u32 * mag / S + std::ldexp(std::fabs(y), -8) : 0.0);
+      }
+    }
+  return e;
+}
+
+// Runs the emulated reducer into a view with the given dim stride (heads and sequences at
+// odd offsets); returns the output bits in [B][Hq][256] order and checks the gaps.
+std::vector<std::uint16_t> run_emulated(const ReduceCase& c, const Partials& p, std::int64_t dim_stride) {
+  const std::int64_t H = c.num_kv_heads * c.qg;
+  const std::int64_t sh = 256 * dim_stride + 1, ss = H * sh + 3;
+  std::vector<uq::bf16> storage(static_cast<std::size_t>(c.num_seqs * ss + 1), uq::bf16{kPoisonBf16});
+  const Kokkos::View<uq::bf16***, Kokkos::LayoutStride, HostMem, Kokkos::MemoryUnmanaged> out(
+      storage.data(), Kokkos::LayoutStride(c.num_seqs, ss, H, sh, 256, dim_stride));
+  uq::gfx950::emulate_decode_reduce(uq::gfx950::decode_reduce_launch(p.views, out, params_of(c), c.num_seqs, nullptr));
+  std::vector<std::uint16_t> bits;
+  std::vector<bool> inside(storage.size(), false);
+  for (int b = 0; b < c.num_seqs; ++b)
+    for (std::int64_t h = 0; h < H; ++h)
+      for (std::int64_t d = 0; d < 256; ++d) {
+        bits.push_back(out(b, h, d).bits);
+        inside[static_cast<std::size_t>(b * ss + h * sh + d * dim_stride)] = true;
+      }
+  for (std::size_t i = 0; i < storage.size(); ++i) {
+    if (!inside[i]) {
+      EXPECT_EQ(storage[i].bits, kPoisonBf16) << "element " << i << " outside the output view was written";
+    }
+  }
+  return bits;
+}
+
+// The generic reducer on the same partials (Kokkos::Serial: host views).
+std::vector<std::uint16_t> run_generic(const ReduceCase& c, const Partials& p) {
+  using Out = Kokkos::View<uq::bf16***, HostMem>;
+  Out out("generic out", c.num_seqs, c.num_kv_heads * c.qg, 256);
+  uq::impl::ReduceGeneric<Kokkos::DefaultHostExecutionSpace, Out> k;
+  k.partials = p.views;
+  k.out = out;
+  k.num_kv_heads = c.num_kv_heads;
+  k.qg = c.qg;
+  k.partitions = c.partitions;
+  k.launch(Kokkos::DefaultHostExecutionSpace(), c.num_seqs);
+  Kokkos::fence();
+  std::vector<std::uint16_t> bits;
+  for (const uq::bf16& x : to_host(out)) bits.push_back(x.bits);
+  return bits;
+}
+
+// Emulated vs float64 (bound above) and vs generic: both are fp32 evaluations of the same
+// formula, so they differ by at most twice the fp32 part of the bound plus one bf16 ulp of the
+// output (when the two fp32 values straddle a rounding boundary).
+void check(const ReduceCase& c, std::int64_t dim_stride = 1) {
+  const Partials p = make_partials(c);
+  const Expected e = expected_of(c, p);
+  const std::vector<std::uint16_t> emu = run_emulated(c, p, dim_stride);
+  const std::vector<std::uint16_t> gen = run_generic(c, p);
+  ASSERT_EQ(emu.size(), e.out.size());
+  ASSERT_EQ(gen.size(), e.out.size());
+  int reported = 0;
+  std::int64_t identical = 0;
+  for (std::size_t i = 0; i < emu.size(); ++i) {
+    const double got = uq::codec::bf16_to_float(uq::bf16{emu[i]});
+    const double generic = uq::codec::bf16_to_float(uq::bf16{gen[i]});
+    const double ulp = generic == 0.0 ? 0.0 : std::ldexp(1.0, std::ilogb(generic) - 7);
+    const double fp32_part = e.bound[i] - std::ldexp(std::fabs(e.out[i]), -8);
+    if (!(std::fabs(got - e.out[i]) <= e.bound[i]) && reported++ < 5)
+      ADD_FAILURE() << "element " << i << ": emulated " << got << ", float64 " << e.out[i] << ", bound " << e.bound[i];
+    if (!(std::fabs(got - generic) <= ulp + 2.0 * fp32_part) && reported++ < 5)
+      ADD_FAILURE() << "element " << i << ": emulated " << got << ", generic " << generic;
+    if (e.bound[i] == 0.0 && emu[i] != 0u && reported++ < 5)
+      ADD_FAILURE() << "element " << i << ": a row without partitions must be exactly +0, got bits " << emu[i];
+    identical += emu[i] == gen[i];
+  }
+  std::printf("[ reducer  ] B %d Hk %d QG %d P %4d: %lld/%zu identical to the generic reducer\n", c.num_seqs,
+              c.num_kv_heads, c.qg, c.partitions, static_cast<long long>(identical), emu.size());
+}
+
+TEST(EmuDecodeReduce, MatchesFormulaAndGenericAcrossPartitionCounts) {
+  for (int P : {1, 2, 5, 64, 257}) {
+    ReduceCase c;
+    c.partitions = P;
+    c.qg = P % 2 ? 6 : 16;
+    c.num_kv_heads = 2;
+    c.seed = 10 + P;
+    check(c);
+  }
+}
+
+TEST(EmuDecodeReduce, ManyPartitionsWithSpreadMaxima) {
+  ReduceCase c;
+  c.num_seqs = 1;
+  c.qg = 8;
+  c.partitions = 4096;
+  c.empty_fraction = 0.9;
+  c.m_spread = 40.0;  // weights from 1 down to e^-42
+  c.seed = 4096;
+  check(c);
+}
+
+TEST(EmuDecodeReduce, EmptyRowsGiveZeroAndNanPartialsOfEmptyPartitionsAreSkipped) {
+  ReduceCase c;
+  c.num_seqs = 3;
+  c.partitions = 7;
+  c.empty_fraction = 0.5;
+  c.all_empty_row = true;
+  c.seed = 77;
+  check(c);
+}
+
+TEST(EmuDecodeReduce, StridedOutput) {
+  ReduceCase c;
+  c.num_seqs = 2;
+  c.num_kv_heads = 3;
+  c.qg = 8;
+  c.partitions = 9;
+  c.seed = 3;
+  check(c, 3);
+}
+
+TEST(EmuDecodeReduce, RejectsBadArguments) {
+  uq::gfx950::DecodeReduceLaunch l;
+  l.num_seqs = 1;
+  l.num_kv_heads = 1;
+  l.qg = 6;
+  l.partitions = 0;
+  try {
+    uq::gfx950::emulate_decode_reduce(l);
+    ADD_FAILURE() << "expected uq::Error";
+  } catch (const uq::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("uq::gfx950::launch_decode_reduce: argument 'partitions'"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
