@@ -1,0 +1,140 @@
+// uq decode: paged decode attention over an UltraQuant cache with uq::DecodePlan.
+#include "cli/commands.hpp"
+#include "cli/device_arrays.hpp"
+#include "cli/failure.hpp"
+#include "cli/inputs.hpp"
+#include "cli/npy.hpp"
+
+#include "uq/decode.hpp"
+
+#include <limits>
+#include <ostream>
+
+namespace uq {
+namespace cli {
+namespace {
+
+Backend parse_backend(const std::string& s) {
+  if (s == "generic") return Backend::Generic;
+  if (s == "native") return Backend::Native;
+  return Backend::Auto;
+}
+
+int run_decode(const ParsedOptions& o, CommandIo& io) {
+  ShapeBindings shapes;
+  const std::string& q_file = o.text("--q");
+  const std::string& cache_file = o.text("--cache");
+  const Bf16Tensor q = load_bf16(q_file, ShapePattern{"B", "Hq", "256"}, shapes);
+  const npy::Array cache = load_uint8(cache_file, ShapePattern{"num_blocks", "block_size", "Hk", "slot_bytes"}, shapes);
+  check_cache_geometry(cache_file, cache.shape);
+  const std::vector<std::int32_t> tables =
+      load_int32(o.text("--block-tables"), ShapePattern{"B", "max_blocks"}, shapes);
+  const std::vector<std::int32_t> lens = load_int32(o.text("--seq-lens"), ShapePattern{"B"}, shapes);
+
+  const std::int64_t B = shapes["B"], Hq = shapes["Hq"], Hk = shapes["Hk"];
+  const std::int64_t qg = o.integer("--qg");
+  if (Hq != Hk * qg)
+    throw InputError(q_file,
+                     "Hq = Hk x qg = " + std::to_string(Hk) + " x " + std::to_string(qg) + " = " +
+                         std::to_string(Hk * qg) + " query heads (Hk from " + cache_file + ", qg from --qg)",
+                     "shape " + npy::shape_string(q.shape));
+  if (shapes["max_blocks"] > std::numeric_limits<int>::max() || B > std::numeric_limits<int>::max())
+    throw InputError(o.text("--block-tables"), "fewer than 2^31 rows and columns",
+                     "shape (" + std::to_string(B) + ", " + std::to_string(shapes["max_blocks"]) + ")");
+
+  DecodeConfig cfg;
+  cfg.softmax_scale = static_cast<float>(o.number("--scale"));
+  cfg.qg = static_cast<int>(qg);
+  cfg.q_rotated = o.flag("--q-rotated");
+  cfg.partitions = static_cast<int>(o.integer("--partitions"));
+  cfg.backend = parse_backend(o.text("--backend"));
+  cfg.check = !o.flag("--no-check");
+
+  const Exec exec;
+  const auto& cs = cache.shape;
+  auto q_d = to_device_3d("uq::cli::q", q.values.data(), B, Hq, 256);
+  auto cache_d = to_device_4d("uq::cli::cache", cache.data.data(), cs[0], cs[1], cs[2], cs[3]);
+  auto tables_d = to_device_2d("uq::cli::block_tables", tables.data(), B, shapes["max_blocks"]);
+  auto lens_d = to_device_1d("uq::cli::seq_lens", lens);
+  DeviceView3<bf16> out_d(Kokkos::view_alloc(Kokkos::WithoutInitializing, "uq::cli::out"), B, Hq, 256);
+
+  DecodeShape shape;
+  shape.max_seqs = static_cast<int>(B);
+  shape.num_kv_heads = static_cast<int>(Hk);
+  shape.qg = static_cast<int>(qg);
+  shape.block_size = static_cast<int>(cs[1]);
+  shape.max_blocks_per_seq = static_cast<int>(shapes["max_blocks"]);
+  const DecodePlan<Exec> plan(exec, shape, cfg);
+  // With check on, bad block ids or seq lens make run() throw uq::Error (exit 2).
+  plan.run(DeviceView3<const bf16>(q_d), DeviceView4<const std::uint8_t>(cache_d),
+           DeviceView2<const std::int32_t>(tables_d), DeviceView1<const std::int32_t>(lens_d), out_d);
+  const Status status = plan.status();
+  const std::vector<bf16> out = to_host(out_d);
+
+  const std::string& out_file = o.text("--out");
+  const std::vector<std::int64_t> out_shape = {B, Hq, 256};
+  if (o.text("--out-dtype") == "bf16") {
+    std::vector<std::uint16_t> bits(out.size());
+    for (std::size_t i = 0; i < out.size(); ++i) bits[i] = out[i].bits;
+    npy::write(out_file, npy::uint16(), out_shape, bits.data());
+  } else {
+    std::vector<float> values(out.size());
+    for (std::size_t i = 0; i < out.size(); ++i) values[i] = codec::bf16_to_float(out[i]);
+    npy::write(out_file, npy::float32(), out_shape, values.data());
+  }
+  if (!status.ok())
+    io.err << "uq decode: warning: the device masked bad data (" << status.describe()
+           << "); those tokens were treated as absent\n";
+  io.out << "uq decode: wrote " << out_file << " " << npy::shape_string(out_shape) << " "
+         << (o.text("--out-dtype") == "bf16" ? "uint16 (bf16 bits)" : "float32") << "; path "
+         << path_name(plan.path()) << " on " << plan.device().name << ", " << plan.partitions() << " partitions x "
+         << plan.tile_groups_per_partition() << " tile-groups; status " << status.describe() << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Command decode_command() {
+  Command c;
+  c.name = "decode";
+  c.summary = "decode attention over an UltraQuant cache (uq::decode)";
+  c.usage =
+      "decode --q Q.npy --cache CACHE.npy --block-tables BT.npy\n"
+      "                 --seq-lens SL.npy --qg G --out OUT.npy [--scale S]\n"
+      "                 [--q-rotated] [--partitions P] [--backend auto|generic|native]\n"
+      "                 [--out-dtype float32|bf16] [--no-check]";
+  c.description =
+      "For each sequence b and query head h: out[b, h] = softmax(scale x q8 . k) V over the first "
+      "SL[b] tokens of the sequence, whose token t lives in cache block BT[b, t / block_size] at "
+      "position t % block_size. q8 is the E4M3 rounding of the rotated query; query head h reads KV "
+      "head h / qg.\n\n"
+      "The result holds bf16 values: written as float32 (exact) or, with --out-dtype bf16, as uint16 "
+      "bits. Bad block ids or sequence lengths are an error (exit 2) unless --no-check is given; then "
+      "the affected tokens are masked, as the library does on the device, and the counts are reported "
+      "on stderr.";
+  c.options = {
+      text_option("--q", "Q.npy", "Queries [B, Hq, 256]: float32 (rounded to bf16) or uint16 (bf16 bits).", true),
+      text_option("--cache", "CACHE.npy", "The cache [num_blocks, block_size, Hk, slot_bytes] uint8 (uq write-kv).",
+                  true),
+      text_option("--block-tables", "BT.npy", "Block table [B, max_blocks]: int32 or int64.", true),
+      text_option("--seq-lens", "SL.npy", "Sequence lengths [B]: int32 or int64.", true),
+      int_option("--qg", "G", "Query heads per KV head (6, 8 or 16): Hq = Hk x G.", 1, 1 << 20),
+      text_option("--out", "OUT.npy", "Output [B, Hq, 256].", true),
+      number_option("--scale", "S", "Softmax scale.", "0.0625"),
+      flag_option("--q-rotated", "Q already holds WHT(q): only its E4M3 rounding is applied (see uq rotate-q)."),
+      int_option("--partitions", "P", "Split-K partitions; 0 = the library's default choice.", 0, 4096, "0"),
+      choice_option("--backend", {"auto", "generic", "native"},
+                    "auto: the device's tuned kernel where one exists, else generic; native: the tuned kernel or "
+                    "an error.",
+                    "auto"),
+      choice_option("--out-dtype", {"float32", "bf16"}, "float32: the bf16 results as float32; bf16: their uint16 bits.",
+                    "float32"),
+      flag_option("--no-check", "Mask bad block ids and sequence lengths instead of failing; report the counts."),
+  };
+  c.options[4].required = true;
+  c.run = run_decode;
+  return c;
+}
+
+}  // namespace cli
+}  // namespace uq

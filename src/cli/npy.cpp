@@ -1,0 +1,436 @@
+#include "cli/npy.hpp"
+
+#include "cli/failure.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <sstream>
+
+#include <unistd.h>
+
+// The reader and writer copy element bytes as they are: .npy data is little-endian,
+// so the host must be too (x86-64, AArch64, ppc64le, RISC-V all are).
+#if defined(__BYTE_ORDER__) && (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+#error "uq's .npy I/O assumes a little-endian host"
+#endif
+
+namespace uq {
+namespace cli {
+namespace npy {
+namespace {
+
+constexpr unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+constexpr std::size_t kMagicBytes = sizeof kMagic;
+
+// A short, printable rendering of untrusted header text for error messages.
+std::string printable(const std::string& s, std::size_t max_chars = 40) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size() && i < max_chars; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  if (s.size() > max_chars) out += "...";
+  return out;
+}
+
+DType make_dtype(char kind, int size, const char* descr) {
+  DType d;
+  d.kind = kind;
+  d.size = size;
+  d.descr = descr;
+  return d;
+}
+
+// Parses the Python dict literal of a .npy header:
+//   {'descr': '<f4', 'fortran_order': False, 'shape': (4, 6, 256), }
+// Only what NumPy writes is accepted: string keys and values in single or double
+// quotes (no escapes), True/False, and a tuple of non-negative integers.
+class HeaderDictParser {
+ public:
+  HeaderDictParser(std::string text, const std::string& file) : text_(std::move(text)), file_(file) {}
+
+  void parse(std::string& descr, bool& fortran_order, std::vector<std::int64_t>& shape) {
+    bool have_descr = false, have_order = false, have_shape = false;
+    skip_space();
+    expect('{', "'{' opening the header dict");
+    for (;;) {
+      skip_space();
+      if (peek() == '}') {
+        ++pos_;
+        break;
+      }
+      const std::string key = parse_string("a quoted key");
+      skip_space();
+      expect(':', "':' after a key");
+      skip_space();
+      if (key == "descr") {
+        if (have_descr) fail("each key once", "a second 'descr'");
+        if (peek() == '[') fail("a simple dtype such as '<f4'", "a structured dtype (a list of fields)");
+        descr = parse_string("a quoted dtype string such as '<f4'");
+        have_descr = true;
+      } else if (key == "fortran_order") {
+        if (have_order) fail("each key once", "a second 'fortran_order'");
+        fortran_order = parse_bool();
+        have_order = true;
+      } else if (key == "shape") {
+        if (have_shape) fail("each key once", "a second 'shape'");
+        shape = parse_shape();
+        have_shape = true;
+      } else {
+        fail("only the keys 'descr', 'fortran_order' and 'shape'", "the key '" + printable(key) + "'");
+      }
+      skip_space();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (peek() == '}') continue;
+      fail("',' or '}' after a value");
+    }
+    skip_space();
+    if (pos_ != text_.size()) fail("only padding after the header dict");
+    if (!have_descr || !have_order || !have_shape) {
+      std::string missing;
+      if (!have_descr) missing += " 'descr'";
+      if (!have_order) missing += " 'fortran_order'";
+      if (!have_shape) missing += " 'shape'";
+      throw InputError(file_, "a header dict with the keys 'descr', 'fortran_order' and 'shape'",
+                       "a dict without" + missing);
+    }
+  }
+
+ private:
+  char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+
+  void skip_space() {
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
+      ++pos_;
+  }
+
+  [[noreturn]] void fail(const std::string& expected) {
+    const std::string rest = pos_ < text_.size() ? text_.substr(pos_) : std::string();
+    fail(expected, rest.empty() ? std::string("the end of the header")
+                                : "'" + printable(rest, 24) + "' at header byte " + std::to_string(pos_));
+  }
+
+  [[noreturn]] void fail(const std::string& expected, const std::string& found) {
+    throw InputError(file_, expected + " in the .npy header", found);
+  }
+
+  void expect(char c, const char* what) {
+    if (peek() != c) fail(what);
+    ++pos_;
+  }
+
+  std::string parse_string(const char* what) {
+    const char quote = peek();
+    if (quote != '\'' && quote != '"') fail(what);
+    const std::size_t start = ++pos_;
+    while (pos_ < text_.size() && text_[pos_] != quote) {
+      if (text_[pos_] == '\\') fail("a string without escapes");
+      ++pos_;
+    }
+    if (pos_ >= text_.size()) fail("a closing quote");
+    return text_.substr(start, pos_++ - start);
+  }
+
+  bool parse_bool() {
+    if (text_.compare(pos_, 4, "True") == 0) {
+      pos_ += 4;
+      return true;
+    }
+    if (text_.compare(pos_, 5, "False") == 0) {
+      pos_ += 5;
+      return false;
+    }
+    fail("True or False for 'fortran_order'");
+  }
+
+  std::int64_t parse_extent() {
+    const std::size_t start = pos_;
+    std::int64_t v = 0;
+    while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
+      if (pos_ - start >= 18) fail("an extent below 10^18");
+      v = v * 10 + (text_[pos_] - '0');
+      ++pos_;
+    }
+    if (pos_ == start) fail("a non-negative integer extent");
+    if (peek() == 'L') ++pos_;  // Python 2 long suffix, written by old NumPy versions
+    return v;
+  }
+
+  std::vector<std::int64_t> parse_shape() {
+    std::vector<std::int64_t> shape;
+    expect('(', "'(' opening the shape tuple");
+    skip_space();
+    if (peek() == ')') {
+      ++pos_;
+      return shape;
+    }
+    for (;;) {
+      if (shape.size() >= 32) fail("at most 32 dimensions");
+      shape.push_back(parse_extent());
+      skip_space();
+      if (peek() == ',') {
+        ++pos_;
+        skip_space();
+        if (peek() == ')') {
+          ++pos_;
+          return shape;
+        }
+        continue;
+      }
+      if (peek() == ')') {
+        if (shape.size() == 1) fail("a trailing ',' in a one-element tuple");
+        ++pos_;
+        return shape;
+      }
+      fail("',' or ')' in the shape tuple");
+    }
+  }
+
+  std::string text_;
+  const std::string& file_;
+  std::size_t pos_ = 0;
+};
+
+DType parse_descr(const std::string& descr, const std::string& file) {
+  const std::string quoted = "dtype '" + printable(descr) + "'";
+  if (descr.size() < 3) throw InputError(file, "a dtype such as '<f4'", quoted);
+  const char order = descr[0];
+  DType d;
+  d.descr = descr;
+  d.kind = descr[1];
+  int size = 0;
+  for (std::size_t i = 2; i < descr.size(); ++i) {
+    if (descr[i] < '0' || descr[i] > '9' || size > 1000)
+      throw InputError(file, "a numeric dtype (bool, int, uint, float or complex)", quoted);
+    size = size * 10 + (descr[i] - '0');
+  }
+  d.size = size;
+  const bool numeric = (d.kind == 'b' && size == 1) ||
+                       ((d.kind == 'i' || d.kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
+                       (d.kind == 'f' && (size == 2 || size == 4 || size == 8 || size == 16)) ||
+                       (d.kind == 'c' && (size == 8 || size == 16 || size == 32));
+  if (!numeric) throw InputError(file, "a numeric dtype (bool, int, uint, float or complex)", quoted);
+  if (order == '>' && size > 1) throw InputError(file, "little-endian data ('<')", "big-endian " + quoted);
+  if (order != '<' && order != '|' && order != '>')
+    throw InputError(file, "an explicit byte order '<' or '|'", quoted);
+  if (order == '|' && size > 1) throw InputError(file, "byte order '<' for a multi-byte dtype", quoted);
+  return d;
+}
+
+std::uint32_t read_le(const unsigned char* p, int bytes) {
+  std::uint32_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const {
+    if (f) std::fclose(f);
+  }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+std::string errno_text() { return std::strerror(errno); }
+
+}  // namespace
+
+std::string DType::name() const {
+  switch (kind) {
+    case 'b': return "bool";
+    case 'i': return "int" + std::to_string(8 * size);
+    case 'u': return "uint" + std::to_string(8 * size);
+    case 'f': return "float" + std::to_string(8 * size);
+    case 'c': return "complex" + std::to_string(8 * size);
+    default: return "dtype '" + printable(descr) + "'";
+  }
+}
+
+DType float32() { return make_dtype('f', 4, "<f4"); }
+DType uint8() { return make_dtype('u', 1, "|u1"); }
+DType uint16() { return make_dtype('u', 2, "<u2"); }
+DType int32() { return make_dtype('i', 4, "<i4"); }
+DType int64() { return make_dtype('i', 8, "<i8"); }
+
+std::int64_t Array::elements() const {
+  std::int64_t n = 1;
+  for (std::int64_t e : shape) n *= e;  // checked when the array was read or built
+  return n;
+}
+
+std::int64_t element_count(const std::vector<std::int64_t>& shape, const std::string& file) {
+  std::int64_t n = 1;
+  for (std::int64_t e : shape) {
+    if (e < 0) throw InputError(file, "non-negative extents", "shape " + shape_string(shape));
+    if (e != 0 && n > std::numeric_limits<std::int64_t>::max() / e)
+      throw InputError(file, "a shape with fewer than 2^63 elements", "shape " + shape_string(shape));
+    n *= e;
+  }
+  return n;
+}
+
+std::string shape_string(const std::vector<std::int64_t>& shape) {
+  std::ostringstream s;
+  s << '(';
+  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+  if (shape.size() == 1) s << ',';
+  s << ')';
+  return s.str();
+}
+
+Header parse_header(const unsigned char* bytes, std::size_t size, const std::string& file) {
+  Header h;
+  if (size < kMagicBytes || std::memcmp(bytes, kMagic, kMagicBytes) != 0)
+    throw InputError(file, "a .npy file (starting with \\x93NUMPY)",
+                     size < kMagicBytes ? "a file of " + std::to_string(size) + " bytes"
+                                        : "'" + printable(std::string(reinterpret_cast<const char*>(bytes), 6)) + "'");
+  if (size < kMagicBytes + 2)
+    throw InputError(file, "a .npy format version after the magic", "the end of the file (truncated)");
+  h.major = bytes[6];
+  h.minor = bytes[7];
+  if (h.major < 1 || h.major > 3 || h.minor != 0)
+    throw InputError(file, ".npy format version 1.0, 2.0 or 3.0",
+                     "version " + std::to_string(h.major) + "." + std::to_string(h.minor));
+  const int len_bytes = h.major == 1 ? 2 : 4;
+  const std::size_t prefix = kMagicBytes + 2 + static_cast<std::size_t>(len_bytes);
+  if (size < prefix)
+    throw InputError(file, "a header length after the version", "the end of the file (truncated)");
+  const std::size_t header_len = read_le(bytes + kMagicBytes + 2, len_bytes);
+  if (header_len > size - prefix)
+    throw InputError(file, "a header of " + std::to_string(header_len) + " bytes",
+                     "only " + std::to_string(size - prefix) + " bytes after the header length (truncated)");
+  h.data_offset = prefix + header_len;
+
+  std::string descr;
+  HeaderDictParser(std::string(reinterpret_cast<const char*>(bytes + prefix), header_len), file)
+      .parse(descr, h.fortran_order, h.shape);
+  h.dtype = parse_descr(descr, file);
+  if (h.fortran_order)
+    throw InputError(file, "C order (fortran_order False; save np.ascontiguousarray(a))", "fortran_order True");
+  const std::int64_t n = element_count(h.shape, file);
+  if (n > std::numeric_limits<std::int64_t>::max() / h.dtype.size)
+    throw InputError(file, "a data size below 2^63 bytes", "shape " + shape_string(h.shape));
+  h.data_bytes = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(h.dtype.size);
+  return h;
+}
+
+Array read(const std::string& path) {
+  FilePtr f(std::fopen(path.c_str(), "rb"));
+  if (!f) throw IoError(path, "cannot open: " + errno_text());
+  if (std::fseek(f.get(), 0, SEEK_END) != 0) throw IoError(path, "cannot seek: " + errno_text());
+  const long end = std::ftell(f.get());
+  if (end < 0) throw IoError(path, "cannot tell its size: " + errno_text());
+  std::rewind(f.get());
+  const std::size_t file_size = static_cast<std::size_t>(end);
+
+  // The header is at most the magic, version, a 4-byte length and that many bytes;
+  // read what the length says, never more than the file holds.
+  std::vector<unsigned char> head(std::min<std::size_t>(file_size, 12));
+  if (std::fread(head.data(), 1, head.size(), f.get()) != head.size())
+    throw IoError(path, "cannot read: " + errno_text());
+  if (head.size() >= 10 && std::memcmp(head.data(), kMagic, kMagicBytes) == 0 && head[6] >= 1 && head[6] <= 3) {
+    const std::size_t prefix = head[6] == 1 ? 10 : 12;
+    if (head.size() >= prefix) {
+      const std::size_t header_len = read_le(head.data() + 8, head[6] == 1 ? 2 : 4);
+      const std::size_t want = std::min(file_size, prefix + std::min(header_len, file_size));
+      const std::size_t have = head.size();
+      if (want > have) {
+        head.resize(want);
+        if (std::fread(head.data() + have, 1, want - have, f.get()) != want - have)
+          throw IoError(path, "cannot read: " + errno_text());
+      }
+    }
+  }
+  const Header h = parse_header(head.data(), head.size(), path);
+
+  const std::uint64_t available = file_size - h.data_offset;
+  const std::string what = std::to_string(h.data_bytes) + " data bytes for shape " + shape_string(h.shape) +
+                           " " + h.dtype.name();
+  if (available < h.data_bytes)
+    throw InputError(path, what, std::to_string(available) + " (truncated file)");
+  if (available > h.data_bytes)
+    throw InputError(path, what, std::to_string(available) + " (trailing bytes after the data)");
+
+  Array a;
+  a.dtype = h.dtype;
+  a.shape = h.shape;
+  a.data.resize(static_cast<std::size_t>(h.data_bytes));
+  if (std::fseek(f.get(), static_cast<long>(h.data_offset), SEEK_SET) != 0)
+    throw IoError(path, "cannot seek: " + errno_text());
+  if (!a.data.empty() && std::fread(a.data.data(), 1, a.data.size(), f.get()) != a.data.size())
+    throw IoError(path, "cannot read: " + errno_text());
+  return a;
+}
+
+std::vector<unsigned char> encode_header(const DType& dtype, const std::vector<std::int64_t>& shape) {
+  std::string dict = "{'descr': '" + dtype.descr + "', 'fortran_order': False, 'shape': " + shape_string(shape) + ", }";
+  // Pad with spaces and end with '\n' so the data starts at a multiple of 64 bytes
+  // (what NumPy does, so memory-mapping readers get aligned data).
+  auto padded = [&](std::size_t prefix) {
+    const std::size_t unpadded = prefix + dict.size() + 1;
+    return dict + std::string((64 - unpadded % 64) % 64, ' ') + "\n";
+  };
+  int major = 1;
+  std::string text = padded(10);
+  if (text.size() > 0xffff) {
+    major = 2;
+    text = padded(12);
+  }
+  std::vector<unsigned char> out(kMagic, kMagic + kMagicBytes);
+  out.push_back(static_cast<unsigned char>(major));
+  out.push_back(0);
+  const int len_bytes = major == 1 ? 2 : 4;
+  for (int i = 0; i < len_bytes; ++i) out.push_back(static_cast<unsigned char>((text.size() >> (8 * i)) & 0xff));
+  out.insert(out.end(), text.begin(), text.end());
+  return out;
+}
+
+void write(const std::string& path, const DType& dtype, const std::vector<std::int64_t>& shape,
+           const void* data) {
+  const std::vector<unsigned char> header = encode_header(dtype, shape);
+  const std::uint64_t data_bytes = static_cast<std::uint64_t>(element_count(shape, path)) * dtype.size;
+  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long>(::getpid()));
+  {
+    FilePtr f(std::fopen(tmp.c_str(), "wb"));
+    if (!f) throw IoError(path, "cannot create '" + tmp + "': " + errno_text());
+    bool ok = std::fwrite(header.data(), 1, header.size(), f.get()) == header.size();
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (std::uint64_t done = 0; ok && done < data_bytes;) {
+      const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(data_bytes - done, 1u << 26));
+      ok = std::fwrite(p + done, 1, chunk, f.get()) == chunk;
+      done += chunk;
+    }
+    ok = ok && std::fflush(f.get()) == 0;
+    const std::string err = ok ? std::string() : errno_text();
+    if (std::fclose(f.release()) != 0 && ok) {
+      std::remove(tmp.c_str());
+      throw IoError(path, "cannot write '" + tmp + "': " + errno_text());
+    }
+    if (!ok) {
+      std::remove(tmp.c_str());
+      throw IoError(path, "cannot write '" + tmp + "': " + err);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string err = errno_text();
+    std::remove(tmp.c_str());
+    throw IoError(path, "cannot rename '" + tmp + "' to it: " + err);
+  }
+}
+
+}  // namespace npy
+}  // namespace cli
+}  // namespace uq
