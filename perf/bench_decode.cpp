@@ -1,0 +1,218 @@
+// Google Benchmark: write_kv and decode (partitions, reducer, both) over a sweep of
+// shapes, on the default execution space of this build, each against the copy
+// bandwidth measured in the same process. Cold cache: inputs rotate through enough
+// copies to exceed 4x the last-level cache.
+//
+//   bench_decode [--uq_full] [google benchmark flags, e.g. --benchmark_out=x.json]
+//
+// Host builds run a reduced sweep (a Serial decode of 64 x 128k tokens takes minutes);
+// --uq_full forces the device sweep.
+#include "bench_support.hpp"
+#include "uq/uq.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using uqbench::Exec;
+using Mem = Exec::memory_space;
+
+KOKKOS_INLINE_FUNCTION std::uint32_t hash32(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return static_cast<std::uint32_t>(x);
+}
+
+struct DecodeShapeArgs {
+  int batch, context, qg, kv_heads, block_size;
+  std::string name() const {
+    return "B" + std::to_string(batch) + "/ctx" + std::to_string(context) + "/QG" + std::to_string(qg) + "/Hk" +
+           std::to_string(kv_heads) + "/BS" + std::to_string(block_size);
+  }
+};
+
+// One copy of a decode problem's inputs, on the device.
+struct DecodeInputs {
+  Kokkos::View<uq::bf16***, Mem> q;
+  Kokkos::View<std::uint8_t****, Mem> cache;
+  Kokkos::View<std::int32_t**, Mem> tables;
+  Kokkos::View<std::int32_t*, Mem> lens;
+};
+
+DecodeInputs make_inputs(const DecodeShapeArgs& s, std::uint64_t seed) {
+  DecodeInputs in;
+  const int nb = (s.context + s.block_size - 1) / s.block_size;
+  const std::int64_t blocks = static_cast<std::int64_t>(s.batch) * nb;
+  in.q = decltype(in.q)("q", s.batch, s.kv_heads * s.qg, 256);
+  in.cache = decltype(in.cache)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "cache"), blocks, s.block_size,
+                                s.kv_heads, 272);
+  in.tables = decltype(in.tables)("tables", s.batch, nb);
+  in.lens = decltype(in.lens)("lens", s.batch);
+  auto cache = in.cache;
+  const std::int64_t bytes = static_cast<std::int64_t>(cache.size());
+  auto flat = Kokkos::View<std::uint8_t*, Mem, Kokkos::MemoryUnmanaged>(cache.data(), bytes);
+  Kokkos::parallel_for(
+      "bench::fill_cache", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, bytes),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        const int o = static_cast<int>(i % 272);
+        const std::uint32_t h = hash32(static_cast<std::uint64_t>(i) * 31 + seed);
+        const bool scale = (o >= 128 && o < 136) || (o >= 264);
+        flat(i) = static_cast<std::uint8_t>(scale ? 118 + h % 12 : h);
+      });
+  auto q = in.q;
+  Kokkos::parallel_for(
+      "bench::fill_q", Kokkos::RangePolicy<Exec>(0, static_cast<int>(q.size())), KOKKOS_LAMBDA(const int i) {
+        const float x = (static_cast<float>(hash32(static_cast<std::uint64_t>(i) + seed * 7) % 2001) - 1000.0f) / 400.0f;
+        q.data()[i] = uq::codec::float_to_bf16(x);
+      });
+  // Each sequence's blocks scattered over the cache, as a real allocator leaves them.
+  std::vector<std::int32_t> perm(static_cast<std::size_t>(blocks));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937(static_cast<unsigned>(seed)));
+  auto ht = Kokkos::create_mirror_view(in.tables);
+  auto hl = Kokkos::create_mirror_view(in.lens);
+  for (int b = 0; b < s.batch; ++b) {
+    hl(b) = s.context;
+    for (int j = 0; j < nb; ++j) ht(b, j) = perm[static_cast<std::size_t>(b) * nb + j];
+  }
+  Kokkos::deep_copy(in.tables, ht);
+  Kokkos::deep_copy(in.lens, hl);
+  Exec().fence();
+  return in;
+}
+
+// The bytes decode must move: every cached token once (272 B per KV head), the block
+// table, q and out. Partial-result traffic is extra work, not part of the floor.
+double decode_floor_bytes(const DecodeShapeArgs& s) {
+  const int nb = (s.context + s.block_size - 1) / s.block_size;
+  return static_cast<double>(s.batch) * s.context * s.kv_heads * 272.0 + 4.0 * s.batch * nb +
+         2.0 * 2.0 * s.batch * s.kv_heads * s.qg * 256;
+}
+
+enum class Stage { Both, Partitions, Reduce };
+
+void bench_decode(benchmark::State& state, DecodeShapeArgs s, Stage stage, uq::Backend backend) {
+  const double floor_bytes = decode_floor_bytes(s);
+  const int copies = uqbench::cold_copies(static_cast<std::size_t>(floor_bytes));
+  std::vector<DecodeInputs> inputs;
+  for (int i = 0; i < copies; ++i) inputs.push_back(make_inputs(s, 1234 + i));
+  uq::DecodeConfig cfg;
+  cfg.check = false;
+  cfg.backend = backend;
+  const Exec exec;
+  uq::DecodePlan<Exec> plan(exec, uq::DecodeShape{s.batch, s.kv_heads, s.qg, s.block_size,
+                                                  static_cast<int>(inputs[0].tables.extent(1))},
+                            cfg);
+  Kokkos::View<uq::bf16***, Mem> out("out", s.batch, s.kv_heads * s.qg, 256);
+  auto run = [&](const DecodeInputs& in) {
+    if (stage != Stage::Reduce) plan.run_partitions(in.q, in.cache, in.tables, in.lens);
+    if (stage != Stage::Partitions) plan.run_reduce(s.batch, out);
+  };
+  for (const auto& in : inputs) run(in);  // warm-up: kernels loaded, partials written
+  const double bytes = stage == Stage::Reduce
+                           ? static_cast<double>(s.batch) * s.kv_heads * plan.partitions() * s.qg * (512.0 + 8.0) +
+                                 4.0 * s.batch * s.kv_heads * s.qg * 256
+                           : floor_bytes;
+  double total = 0.0;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const double t = uqbench::time_on_device(exec, [&] { run(inputs[i++ % inputs.size()]); });
+    state.SetIterationTime(t);
+    total += t;
+  }
+  uqbench::set_bandwidth_counters(state, bytes, total);
+  state.counters["partitions"] = plan.partitions();
+  state.counters["cold_copies"] = copies;
+  state.SetLabel(std::string(uq::path_name(plan.path())) + " on " + plan.device().name);
+  if (!plan.status().ok()) state.SkipWithError(("device status: " + plan.status().describe()).c_str());
+}
+
+void bench_write_kv(benchmark::State& state, int tokens, int kv_heads) {
+  const int block_size = 64;
+  const int blocks = (tokens + block_size - 1) / block_size + 1;
+  Kokkos::View<uq::bf16***, Mem> k("k", tokens, kv_heads, 256), v("v", tokens, kv_heads, 256);
+  Kokkos::View<std::int64_t*, Mem> slots("slots", tokens);
+  Kokkos::View<std::uint8_t****, Mem> cache("cache", blocks, block_size, kv_heads, 272);
+  Kokkos::parallel_for(
+      "bench::fill_kv", Kokkos::RangePolicy<Exec>(0, static_cast<int>(k.size())), KOKKOS_LAMBDA(const int i) {
+        k.data()[i] = uq::codec::float_to_bf16((static_cast<float>(hash32(i) % 1001) - 500.0f) / 100.0f);
+        v.data()[i] = uq::codec::float_to_bf16((static_cast<float>(hash32(i + 7) % 1001) - 500.0f) / 100.0f);
+        if (i < tokens) slots(i) = i + 3;
+      });
+  uq::WriteKvConfig cfg;
+  cfg.check = false;
+  const Exec exec;
+  uq::KvWriter<Exec> writer(exec, cfg);
+  writer.run(k, v, slots, cache);
+  const double bytes = static_cast<double>(tokens) * kv_heads * (2.0 * 512.0 + 272.0) + 8.0 * tokens;
+  double total = 0.0;
+  for (auto _ : state) {
+    const double t = uqbench::time_on_device(exec, [&] { writer.run(k, v, slots, cache); });
+    state.SetIterationTime(t);
+    total += t;
+  }
+  uqbench::set_bandwidth_counters(state, bytes, total);
+}
+
+void register_all(bool full) {
+  const bool host = uqbench::on_host() && !full;
+  auto reg = [](const std::string& name, auto fn) {
+    benchmark::RegisterBenchmark(name.c_str(), fn)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  };
+  // write_kv: latency-bound at decode batch sizes, bandwidth-bound at prefill sizes
+  for (int tokens : host ? std::vector<int>{1, 64, 4096} : std::vector<int>{1, 64, 4096, 65536})
+    reg("write_kv/T" + std::to_string(tokens) + "/Hk1", [=](benchmark::State& st) { bench_write_kv(st, tokens, 1); });
+
+  std::vector<DecodeShapeArgs> shapes;
+  const std::vector<int> batches = host ? std::vector<int>{1, 4} : std::vector<int>{1, 4, 16, 64};
+  const std::vector<int> contexts = host ? std::vector<int>{4096, 16384} : std::vector<int>{4096, 16384, 65536, 131072};
+  for (int b : batches)
+    for (int ctx : contexts) shapes.push_back({b, ctx, 6, 1, 64});
+  for (int qg : {8, 16}) shapes.push_back({4, host ? 16384 : 65536, qg, 1, 64});
+  shapes.push_back({4, 75000, 6, 1, 64});  // the headline shape (Qwen3.6-27B layer, one rank)
+  if (!host) shapes.push_back({1, 131072, 6, 1, 64});
+  for (const auto& s : shapes) {
+    reg("decode/" + s.name(), [=](benchmark::State& st) { bench_decode(st, s, Stage::Both, uq::Backend::Auto); });
+    if (uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_paths()) != uq::Path::Generic)
+      reg("decode_generic/" + s.name(),
+          [=](benchmark::State& st) { bench_decode(st, s, Stage::Both, uq::Backend::Generic); });
+  }
+  for (const DecodeShapeArgs s : {DecodeShapeArgs{4, 75000, 6, 1, 64}, DecodeShapeArgs{1, host ? 16384 : 131072, 6, 1, 64}}) {
+    reg("decode_partitions/" + s.name(),
+        [=](benchmark::State& st) { bench_decode(st, s, Stage::Partitions, uq::Backend::Auto); });
+    reg("decode_reduce/" + s.name(), [=](benchmark::State& st) { bench_decode(st, s, Stage::Reduce, uq::Backend::Auto); });
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard guard(argc, argv);
+  bool full = false;
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::string(argv[i]) == "--uq_full") full = true;
+    else args.push_back(argv[i]);
+  }
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  benchmark::AddCustomContext("uq_execution_space", Exec::name());
+  benchmark::AddCustomContext("uq_device", uq::impl::device_info(Exec()).name);
+  benchmark::AddCustomContext("copy_GB/s", std::to_string(uqbench::copy_bandwidth().gb_per_s));
+  register_all(full);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,95 @@
+// Shared pieces of the Google Benchmark programs: device-accurate timing of one
+// launch, the copy bandwidth measured once per process (the roofline every result is
+// reported against), and the counters every benchmark sets.
+#pragma once
+
+#include "cli/copy_bandwidth.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+namespace uqbench {
+
+using Exec = Kokkos::DefaultExecutionSpace;
+
+inline bool on_host() { return Kokkos::SpaceAccessibility<Kokkos::HostSpace, Exec::memory_space>::accessible; }
+
+// Seconds taken by f() on exec: CUDA events on the instance's stream where Kokkos runs
+// on CUDA (no host round trip in the measurement), else a fence on each side.
+template <class F>
+double time_on_device(const Exec& exec, F&& f) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    cudaEventRecord(a, exec.cuda_stream());
+    f();
+    cudaEventRecord(b, exec.cuda_stream());
+    cudaEventSynchronize(b);
+    float ms = 0.0f;
+    cudaEventElapsedTime(&ms, a, b);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return 1e-3 * ms;
+  }
+#endif
+  exec.fence();
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  exec.fence();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The copy bandwidth of this process's execution space, measured on first use.
+inline const uq::cli::CopyBandwidth& copy_bandwidth() {
+  static const uq::cli::CopyBandwidth bw = [] {
+    const auto b = uq::cli::measure_copy_bandwidth(uq::cli::default_copy_buffer_bytes(), 10, 5.0);
+    std::fprintf(stderr, "copy bandwidth: %.1f GB/s (%zu MiB buffers, median of %d)\n", b.gb_per_s,
+                 b.buffer_bytes >> 20, b.repetitions);
+    return b;
+  }();
+  return bw;
+}
+
+// Last-level cache size of the device or host, to size cold-cache input rotation.
+inline std::size_t last_level_cache_bytes() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, Exec().cuda_device()) == cudaSuccess) return static_cast<std::size_t>(p.l2CacheSize);
+  }
+#endif
+  return std::size_t(64) << 20;  // generous for the CPUs this runs on
+}
+
+// How many copies of a working set of `bytes` to rotate through so that each
+// iteration reads data that is not in the last-level cache (4x the cache in total).
+inline int cold_copies(std::size_t bytes) {
+  if (bytes == 0) return 1;
+  const std::size_t want = 4 * last_level_cache_bytes();
+  const std::size_t n = (want + bytes - 1) / bytes;
+  return static_cast<int>(n < 1 ? 1 : (n > 64 ? 64 : n));
+}
+
+// Counters every benchmark reports, set after its loop: the bytes it must move, GB/s
+// over the manual (device) time, and that as % of the copy bandwidth of this process.
+inline void set_bandwidth_counters(benchmark::State& state, double bytes_per_iteration, double total_seconds) {
+  const double gbs =
+      total_seconds > 0 ? bytes_per_iteration * static_cast<double>(state.iterations()) / total_seconds * 1e-9 : 0.0;
+  state.counters["bytes"] = bytes_per_iteration;
+  state.counters["FOM: GB/s"] = gbs;
+  state.counters["copy_GB/s"] = copy_bandwidth().gb_per_s;
+  state.counters["pct_copy"] = 100.0 * gbs / copy_bandwidth().gb_per_s;
+}
+
+}  // namespace uqbench
