@@ -94,11 +94,13 @@ struct DecodePartitionsGeneric {
   static constexpr int kPartOff = kAccOff + QG * kHeadDim * 4;                // float [kSplits][QG][kChunk]
   static constexpr int kPOff = kPartOff + kSplits * QG * kChunk * 4;         // float [QG][kChunk]
   static constexpr int kAlphaOff = kPOff + QG * kChunk * 4;                  // float [QG][kTilesPerChunk]
-  static constexpr int kStateOff = kAlphaOff + QG * kTilesPerChunk * 4;      // float m[QG], l[QG]
+  static constexpr int kMrunOff = kAlphaOff + QG * kTilesPerChunk * 4;       // float [QG][kTilesPerChunk]
+  static constexpr int kStateOff = kMrunOff + QG * kTilesPerChunk * 4;       // float m[QG], l[QG]
   static constexpr int kQ8Off = kStateOff + 2 * QG * 4;                      // bf16 [QG][256] (E4M3 values)
   static constexpr int kTileInfoOff = kQ8Off + QG * kHeadDim * 2;            // int64 [kTilesPerChunk][2]
   static constexpr int kScratchBytes = kTileInfoOff + kTilesPerChunk * 16 + 16;
   static_assert(kScratchBytes <= 48 * 1024, "decode scratch must fit the default 48 KiB");
+  static_assert(kSplits >= 2, "the softmax keeps scores and unrounded p in splits 0 and 1 of part");
 
   QView q;
   CacheAddressing cache;
@@ -185,6 +187,7 @@ struct DecodePartitionsGeneric {
     float* part = reinterpret_cast<float*>(base + kPartOff);
     float* pw = reinterpret_cast<float*>(base + kPOff);
     float* alpha = reinterpret_cast<float*>(base + kAlphaOff);
+    float* mrun = reinterpret_cast<float*>(base + kMrunOff);
     float* m = reinterpret_cast<float*>(base + kStateOff);
     float* l = m + QG;
     bf16* q8 = reinterpret_cast<bf16*>(base + kQ8Off);
@@ -210,7 +213,7 @@ struct DecodePartitionsGeneric {
       for (int c = 0; c < kTileGroupTokens / kChunk; ++c) {
         const std::int64_t T0c = tg * kTileGroupTokens + c * kChunk;
         if (T0c >= L) break;  // later tiles change nothing (p = 0, alpha = 1)
-        process_chunk(team, b, h, T0c, L, tile, acc, part, pw, alpha, m, l, q8, tile_info);
+        process_chunk(team, b, h, T0c, L, tile, acc, part, pw, alpha, mrun, m, l, q8, tile_info);
       }
     }
 
@@ -229,7 +232,8 @@ struct DecodePartitionsGeneric {
   // One chunk of kTilesPerChunk tiles starting at token T0c (< L).
   KOKKOS_INLINE_FUNCTION void process_chunk(const member& team, int b, int h, std::int64_t T0c, std::int64_t L,
                                             std::uint8_t* tile, float* acc, float* part, float* pw, float* alpha,
-                                            float* m, float* l, const bf16* q8, std::int64_t* tile_info) const {
+                                            float* mrun, float* m, float* l, const bf16* q8,
+                                            std::int64_t* tile_info) const {
     // Where each tile's slots are (tiles never cross a block: block_size is a multiple
     // of 16); bad block ids make the tile absent and are counted once, by the tile at
     // the block's start, in the team of KV head 0.
@@ -285,37 +289,55 @@ struct DecodePartitionsGeneric {
     });
     team.team_barrier();
 
-    // Online softmax, one thread per row, tile by tile in token order; pw becomes bf16(p).
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
-      float mr = m[r], lr = l[r];
-      for (int j = 0; j < kTilesPerChunk; ++j) {
-        const int valid = static_cast<int>(tile_info[2 * j + 1]);
-        float s[kTile];
-        float tile_max = -codec::infinity();
-        for (int t = 0; t < kTile; ++t) {
-          const int ct = j * kTile + t;
-          float dot = 0.0f;
-          for (int sp = 0; sp < kSplits; ++sp) dot += part[(sp * QG + r) * kChunk + ct];
-          s[t] = t < valid ? dot * scale : -codec::infinity();
-          tile_max = max_f32(tile_max, s[t]);
-        }
-        const float m_new = max_f32(mr, tile_max);
-        const bool none = m_new == -codec::infinity();
-        const float a = mr == -codec::infinity() ? 1.0f : exp_f32(mr - m_new);
-        float sum = 0.0f;
-        for (int t = 0; t < kTile; ++t) {
-          const float pt = none ? 0.0f : exp_f32(s[t] - m_new);
-          sum += pt;                                           // l takes the unrounded p ...
-          pw[r * kChunk + j * kTile + t] = codec::round_bf16(pt);  // ... P.V the bf16-rounded one
-        }
-        lr = lr * a + sum;
-        mr = m_new;
-        alpha[r * kTilesPerChunk + j] = a;
+    // Online softmax, tile by tile in token order, in four steps so that the exps and
+    // sums run on many threads; only the running max and l are serial (per row, one
+    // value per tile). s overwrites split 0 of part, the unrounded p split 1.
+    float* sc = part;                  // [QG][kChunk] scores
+    float* pu = part + QG * kChunk;    // [QG][kChunk] unrounded p
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kTilesPerChunk), [&](int i) {
+      const int r = i / kTilesPerChunk, j = i % kTilesPerChunk;
+      const int valid = static_cast<int>(tile_info[2 * j + 1]);
+      float tile_max = -codec::infinity();
+      for (int t = 0; t < kTile; ++t) {
+        const int ct = j * kTile + t;
+        float dot = 0.0f;
+        for (int sp = 0; sp < kSplits; ++sp) dot += part[(sp * QG + r) * kChunk + ct];
+        const float s = t < valid ? dot * scale : -codec::infinity();
+        sc[r * kChunk + ct] = s;
+        tile_max = max_f32(tile_max, s);
       }
-      m[r] = mr;
-      l[r] = lr;
+      mrun[i] = tile_max;
     });
     team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
+      float mr = m[r];
+      for (int j = 0; j < kTilesPerChunk; ++j) {
+        const float m_new = max_f32(mr, mrun[r * kTilesPerChunk + j]);
+        alpha[r * kTilesPerChunk + j] = mr == -codec::infinity() ? 1.0f : exp_f32(mr - m_new);
+        mrun[r * kTilesPerChunk + j] = m_new;  // the max the tile's p are taken against
+        mr = m_new;
+      }
+      m[r] = mr;
+    });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kChunk), [&](int i) {
+      const int r = i / kChunk, ct = i % kChunk;
+      const float mj = mrun[r * kTilesPerChunk + ct / kTile];
+      const float p = mj == -codec::infinity() ? 0.0f : exp_f32(sc[i] - mj);
+      pu[i] = p;                    // l takes the unrounded p ...
+      pw[i] = codec::round_bf16(p);  // ... P.V the bf16-rounded one
+    });
+    team.team_barrier();
+    // l = l * alpha + the tile's sum of p, tile by tile (no barrier: P.V does not read l).
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
+      float lr = l[r];
+      for (int j = 0; j < kTilesPerChunk; ++j) {
+        float sum = 0.0f;
+        for (int t = 0; t < kTile; ++t) sum += pu[r * kChunk + j * kTile + t];
+        lr = lr * alpha[r * kTilesPerChunk + j] + sum;
+      }
+      l[r] = lr;
+    });
 
     // P.V: one thread per dimension d; acc rows in registers for the chunk.
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kHeadDim), [&](int d) {
