@@ -45,10 +45,10 @@ struct DecodeShapeArgs {
 
 // One copy of a decode problem's inputs, on the device.
 struct DecodeInputs {
-  Kokkos::View<uq::bf16***, Mem> q;
-  Kokkos::View<std::uint8_t****, Mem> cache;
-  Kokkos::View<std::int32_t**, Mem> tables;
-  Kokkos::View<std::int32_t*, Mem> lens;
+  Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem> q;
+  Kokkos::View<std::uint8_t****, Kokkos::LayoutRight, Mem> cache;
+  Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> tables;
+  Kokkos::View<std::int32_t*, Kokkos::LayoutRight, Mem> lens;
 };
 
 DecodeInputs make_inputs(const DecodeShapeArgs& s, std::uint64_t seed) {
@@ -115,7 +115,7 @@ void bench_decode(benchmark::State& state, DecodeShapeArgs s, Stage stage, uq::B
   uq::DecodePlan<Exec> plan(exec, uq::DecodeShape{s.batch, s.kv_heads, s.qg, s.block_size,
                                                   static_cast<int>(inputs[0].tables.extent(1))},
                             cfg);
-  Kokkos::View<uq::bf16***, Mem> out("out", s.batch, s.kv_heads * s.qg, 256);
+  Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem> out("out", s.batch, s.kv_heads * s.qg, 256);
   auto run = [&](const DecodeInputs& in) {
     if (stage != Stage::Reduce) plan.run_partitions(in.q, in.cache, in.tables, in.lens);
     if (stage != Stage::Partitions) plan.run_reduce(s.batch, out);
@@ -142,9 +142,9 @@ void bench_decode(benchmark::State& state, DecodeShapeArgs s, Stage stage, uq::B
 void bench_write_kv(benchmark::State& state, int tokens, int kv_heads) {
   const int block_size = 64;
   const int blocks = (tokens + block_size - 1) / block_size + 1;
-  Kokkos::View<uq::bf16***, Mem> k("k", tokens, kv_heads, 256), v("v", tokens, kv_heads, 256);
-  Kokkos::View<std::int64_t*, Mem> slots("slots", tokens);
-  Kokkos::View<std::uint8_t****, Mem> cache("cache", blocks, block_size, kv_heads, 272);
+  Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem> k("k", tokens, kv_heads, 256), v("v", tokens, kv_heads, 256);
+  Kokkos::View<std::int64_t*, Kokkos::LayoutRight, Mem> slots("slots", tokens);
+  Kokkos::View<std::uint8_t****, Kokkos::LayoutRight, Mem> cache("cache", blocks, block_size, kv_heads, 272);
   Kokkos::parallel_for(
       "bench::fill_kv", Kokkos::RangePolicy<Exec>(0, static_cast<int>(k.size())), KOKKOS_LAMBDA(const int i) {
         k.data()[i] = uq::codec::float_to_bf16((static_cast<float>(hash32(i) % 1001) - 500.0f) / 100.0f);

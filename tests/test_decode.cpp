@@ -113,7 +113,7 @@ TEST(Decode, StridedOutputAndPlanReuseGiveIdenticalBits) {
   auto lens = to_device(d.seq_lens, "lens", d.num_seqs);
 
   // Reference bits: the convenience function into a dense output.
-  Kokkos::View<uq::bf16***, Mem> dense("dense", d.num_seqs, d.hq, 256);
+  DeviceView<uq::bf16***> dense("dense", d.num_seqs, d.hq, 256);
   uq::decode(q, cache, tables, lens, dense);
   const auto want = to_host(dense);
 
@@ -125,7 +125,7 @@ TEST(Decode, StridedOutputAndPlanReuseGiveIdenticalBits) {
   // The default partition choice depends on max_seqs (512 vs 256 cap) only for wide
   // tables; here both give the same P, so bits must match the convenience function.
   ASSERT_EQ(plan.partitions(), uq::choose_partitions(d.num_seqs, d.max_blocks, c.block_size).partitions);
-  Kokkos::View<uq::bf16***, Mem> wide("wide", d.num_seqs, 2 * d.hq, 256);
+  DeviceView<uq::bf16***> wide("wide", d.num_seqs, 2 * d.hq, 256);
   auto out = Kokkos::subview(wide, Kokkos::ALL, std::make_pair(d.hq, 2 * d.hq), Kokkos::ALL);
   for (int rep = 0; rep < 2; ++rep) {
     Kokkos::deep_copy(wide, uq::bf16{kPoisonBf16});
@@ -153,7 +153,7 @@ TEST(Decode, PartitionsThenReduceEqualsRun) {
   auto tables = to_device(d.tables, "tables", d.num_seqs, d.max_blocks);
   auto lens = to_device(d.seq_lens, "lens", d.num_seqs);
   uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(q, cache, tables, {}), {});
-  Kokkos::View<uq::bf16***, Mem> a("a", d.num_seqs, d.hq, 256), b("b", d.num_seqs, d.hq, 256);
+  DeviceView<uq::bf16***> a("a", d.num_seqs, d.hq, 256), b("b", d.num_seqs, d.hq, 256);
   plan.run(q, cache, tables, lens, a);
   plan.run_partitions(q, cache, tables, lens);
   plan.run_reduce(d.num_seqs, b);

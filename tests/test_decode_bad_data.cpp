@@ -48,7 +48,7 @@ TEST(DecodeBadData, CheckedCallThrowsNamingTheCounters) {
   auto cache = to_device(d.cache, "cache", d.num_blocks, c.block_size, 1, 272);
   auto tables = to_device(d.tables, "tables", d.num_seqs, d.max_blocks);
   auto lens = to_device(d.seq_lens, "lens", d.num_seqs);
-  Kokkos::View<uq::bf16***, Mem> out("out", d.num_seqs, d.hq, 256);
+  DeviceView<uq::bf16***> out("out", d.num_seqs, d.hq, 256);
   expect_error([&] { uq::decode(q, cache, tables, lens, out); },
                {"uq::decode", "block_tables/seq_lens", "bad_block_ids=1", "negative_seq_lens=1"});
 

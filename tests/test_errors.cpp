@@ -8,10 +8,10 @@
 namespace {
 
 using namespace uqtest;
-using Q = Kokkos::View<uq::bf16***, Mem>;
-using Cache = Kokkos::View<std::uint8_t****, Mem>;
-using Tables = Kokkos::View<std::int32_t**, Mem>;
-using Lens = Kokkos::View<std::int32_t*, Mem>;
+using Q = DeviceView<uq::bf16***>;
+using Cache = DeviceView<std::uint8_t****>;
+using Tables = DeviceView<std::int32_t**>;
+using Lens = DeviceView<std::int32_t*>;
 
 struct Args {
   Q q{"q", 2, 6, 256};
@@ -93,13 +93,13 @@ TEST(Errors, DecodePlanRunMismatch) {
 
 TEST(Errors, WriteKv) {
   Q k("k", 3, 1, 256), v("v", 3, 1, 256);
-  Kokkos::View<std::int64_t*, Mem> slots("s", 3);
+  DeviceView<std::int64_t*> slots("s", 3);
   Cache cache("c", 2, 16, 1, 272);
   uq::write_kv(k, v, slots, cache);
   expect_error([&] { uq::write_kv(Q("k", 3, 1, 64), v, slots, cache); }, {"uq::write_kv", "argument 'k'", "got 64"});
   expect_error([&] { uq::write_kv(k, Q("v", 2, 1, 256), slots, cache); },
                {"argument 'v'", "same shape as k", "got 2"});
-  expect_error([&] { uq::write_kv(k, v, Kokkos::View<std::int64_t*, Mem>("s", 4), cache); },
+  expect_error([&] { uq::write_kv(k, v, DeviceView<std::int64_t*>("s", 4), cache); },
                {"argument 'slot_mapping'", "extent(0) == 3", "got 4"});
   expect_error([&] { uq::write_kv(k, v, slots, Cache("c", 2, 16, 2, 272)); },
                {"argument 'k'", "num_kv_heads", "extent(1) == 2", "got 1"});
@@ -108,7 +108,7 @@ TEST(Errors, WriteKv) {
   cfg.backend = uq::Backend::Native;
   expect_error([&] { uq::write_kv(k, v, slots, cache, cfg); }, {"config.backend", "Auto or Generic", "got Native"});
   // the cache overlapping k's memory
-  Kokkos::View<std::uint8_t*, Mem> raw("raw", 3 * 256 * 2 + 16 * 272);
+  DeviceView<std::uint8_t*> raw("raw", 3 * 256 * 2 + 16 * 272);
   Kokkos::View<uq::bf16***, Mem, Kokkos::MemoryUnmanaged> k_in(reinterpret_cast<uq::bf16*>(raw.data()), 3, 1, 256);
   Kokkos::View<std::uint8_t****, Mem, Kokkos::MemoryUnmanaged> c_in(raw.data() + 256, 1, 16, 1, 272);
   expect_error([&] { uq::write_kv(k_in, v, slots, c_in); },
@@ -117,11 +117,11 @@ TEST(Errors, WriteKv) {
 
 TEST(Errors, RotateQuery) {
   Q q("q", 2, 3, 256);
-  Kokkos::View<float***, Mem> r("r", 2, 3, 256);
+  DeviceView<float***> r("r", 2, 3, 256);
   uq::rotate_query(q, r);
-  expect_error([&] { uq::rotate_query(q, Kokkos::View<float***, Mem>("r", 2, 2, 256)); },
+  expect_error([&] { uq::rotate_query(q, DeviceView<float***>("r", 2, 2, 256)); },
                {"uq::rotate_query", "argument 'q_rot'", "extent(1) == 3", "got 2"});
-  expect_error([&] { uq::rotate_query(Q("q", 2, 3, 100), Kokkos::View<float***, Mem>("r", 2, 3, 100)); },
+  expect_error([&] { uq::rotate_query(Q("q", 2, 3, 100), DeviceView<float***>("r", 2, 3, 100)); },
                {"argument 'q'", "extent(2) == 256", "got 100"});
 }
 

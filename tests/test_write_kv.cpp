@@ -169,7 +169,7 @@ TEST(WriteKv, CheckedCallThrowsOnBadData) {
   auto k = to_device(kb, "k", c.T, 1, 256);
   auto v = to_device(vb, "v", c.T, 1, 256);
   auto s = to_device(c.slots, "slots", c.T);
-  Kokkos::View<std::uint8_t****, Mem> cache("cache", c.num_blocks, 16, 1, 272);
+  DeviceView<std::uint8_t****> cache("cache", c.num_blocks, 16, 1, 272);
   expect_error([&] { uq::write_kv(k, v, s, cache); }, {"uq::write_kv", "bad_slots=1"});
 }
 
@@ -180,7 +180,7 @@ TEST(WriteKv, Int32SlotMappingAccepted) {
   for (std::size_t i = 0; i < kb.size(); ++i) kb[i].bits = c.k[i], vb[i].bits = c.v[i];
   auto k = to_device(kb, "k", c.T, 1, 256);
   auto v = to_device(vb, "v", c.T, 1, 256);
-  Kokkos::View<std::uint8_t****, Mem> a("a", c.num_blocks, 32, 1, 272), b("b", c.num_blocks, 32, 1, 272);
+  DeviceView<std::uint8_t****> a("a", c.num_blocks, 32, 1, 272), b("b", c.num_blocks, 32, 1, 272);
   uq::write_kv(k, v, to_device(c.slots, "s64", c.T), a);
   uq::write_kv(k, v, to_device(s32, "s32", c.T), b);
   EXPECT_EQ(to_host(a), to_host(b));

@@ -22,6 +22,11 @@ namespace uqtest {
 using Exec = Kokkos::DefaultExecutionSpace;
 using Mem = Exec::memory_space;
 
+// Device views of the tests: row-major everywhere (the default layout of a CUDA view is
+// column-major, which a uq cache, for one, must not be).
+template <class DataType>
+using DeviceView = Kokkos::View<DataType, Kokkos::LayoutRight, Mem>;
+
 inline constexpr std::uint16_t kPoisonBf16 = 0x7fc1;  // a NaN no kernel produces
 
 // Heavy-tailed, realistic-looking bf16 rows: N(0, sigma) with a few outlier channels
@@ -59,11 +64,17 @@ auto to_device(const std::vector<T>& host, const std::string& label, Extents... 
   return v;
 }
 
-// Copies any view (any layout) to a host vector in its logical row-major order.
+// Copies any view (any layout) to a host vector in its logical row-major order. A
+// strided device view is first copied into a row-major one in the same memory: Kokkos
+// copies non-contiguous views between memory spaces only on the host.
 template <class View>
 std::vector<typename View::non_const_value_type> to_host(const View& v) {
-  auto m = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  std::vector<typename View::non_const_value_type> out;
+  using T = typename View::non_const_value_type;
+  Kokkos::View<typename View::non_const_data_type, Kokkos::LayoutRight, typename View::memory_space> dense(
+      "to_host", Kokkos::LayoutRight(v.extent(0), v.extent(1), v.extent(2), v.extent(3)));
+  Kokkos::deep_copy(dense, v);
+  auto m = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dense);
+  std::vector<T> out;
   out.reserve(v.size());
   if constexpr (View::rank == 1) {
     for (std::size_t i = 0; i < m.extent(0); ++i) out.push_back(m(i));
