@@ -4,9 +4,10 @@ namespace uq {
 namespace cli {
 
 const std::vector<Command>& command_table() {
-  // The index scorer's write-index, score and select join this list when they land.
+  // The UltraQuant commands, the demo, then the NVFP4 index commands.
   static const std::vector<Command> table = {write_kv_command(), rotate_q_command(), decode_command(),
-                                             demo_command()};
+                                             demo_command(), write_index_command(),
+                                             score_command(), select_command()};
   return table;
 }
 

@@ -1,6 +1,5 @@
 // The table of subcommands: each entry has its name, its help texts, its options and
-// the function that runs it. Adding a subcommand (the index scorer's write-index,
-// score and select) is adding one entry.
+// the function that runs it. Adding a subcommand is adding one entry.
 #pragma once
 
 #include "cli/options.hpp"
@@ -34,6 +33,9 @@ Command write_kv_command();
 Command rotate_q_command();
 Command decode_command();
 Command demo_command();
+Command write_index_command();
+Command score_command();
+Command select_command();
 
 // Every subcommand, in the order `uq --help` lists them.
 const std::vector<Command>& command_table();

@@ -28,6 +28,7 @@ T load_le(const unsigned char* p) {
 }
 
 const char* kIndexDtypes = "int32 or int64";
+const char* kE4m3Dtypes = "uint8 (E4M3 bits) or float32 (rounded to E4M3)";
 
 }  // namespace
 
@@ -106,6 +107,27 @@ std::vector<std::int32_t> to_int32(const npy::Array& a, const std::string& file)
   return out;
 }
 
+std::vector<float> to_float32(const npy::Array& a, const std::string& file) {
+  if (!a.dtype.is('f', 4)) throw InputError(file, "float32", a.dtype.name());
+  const std::int64_t n = a.elements();
+  std::vector<float> out(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) out[i] = load_le<float>(&a.data[4 * i]);
+  return out;
+}
+
+std::vector<std::uint8_t> to_e4m3(const npy::Array& a, const std::string& file) {
+  const std::int64_t n = a.elements();
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(n));
+  if (a.dtype.is('u', 1)) {
+    std::memcpy(out.data(), a.data.data(), out.size());
+  } else if (a.dtype.is('f', 4)) {
+    for (std::int64_t i = 0; i < n; ++i) out[i] = codec::float_to_e4m3(load_le<float>(&a.data[4 * i]));
+  } else {
+    throw InputError(file, kE4m3Dtypes, a.dtype.name());
+  }
+  return out;
+}
+
 Bf16Tensor load_bf16(const std::string& file, const ShapePattern& pattern, ShapeBindings& shapes) {
   const npy::Array a = npy::read(file);
   if (!a.dtype.is('f', 4) && !a.dtype.is('u', 2))
@@ -133,6 +155,20 @@ npy::Array load_uint8(const std::string& file, const ShapePattern& pattern, Shap
   if (!a.dtype.is('u', 1)) throw InputError(file, "uint8", a.dtype.name());
   shapes.match(a, file, pattern);
   return a;
+}
+
+std::vector<std::uint8_t> load_e4m3(const std::string& file, const ShapePattern& pattern, ShapeBindings& shapes) {
+  const npy::Array a = npy::read(file);
+  if (!a.dtype.is('u', 1) && !a.dtype.is('f', 4)) throw InputError(file, kE4m3Dtypes, a.dtype.name());
+  shapes.match(a, file, pattern);
+  return to_e4m3(a, file);
+}
+
+std::vector<float> load_float32(const std::string& file, const ShapePattern& pattern, ShapeBindings& shapes) {
+  const npy::Array a = npy::read(file);
+  if (!a.dtype.is('f', 4)) throw InputError(file, "float32", a.dtype.name());
+  shapes.match(a, file, pattern);
+  return to_float32(a, file);
 }
 
 bool valid_block_size(std::int64_t bs) { return bs == 16 || bs == 32 || bs == 64 || bs == 128 || bs == 256; }

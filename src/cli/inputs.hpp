@@ -53,11 +53,17 @@ Bf16Tensor load_bf16(const std::string& file, const ShapePattern& pattern, Shape
 std::vector<std::int32_t> load_int32(const std::string& file, const ShapePattern& pattern, ShapeBindings& shapes);
 std::vector<std::int64_t> load_int64(const std::string& file, const ShapePattern& pattern, ShapeBindings& shapes);
 npy::Array load_uint8(const std::string& file, const ShapePattern& pattern, ShapeBindings& shapes);
+// E4M3 bytes from uint8 (raw bits) or float32 (rounded to E4M3: nearest even, saturating).
+std::vector<std::uint8_t> load_e4m3(const std::string& file, const ShapePattern& pattern, ShapeBindings& shapes);
+// float32 values as they are (no rounding).
+std::vector<float> load_float32(const std::string& file, const ShapePattern& pattern, ShapeBindings& shapes);
 
 // Conversions of an array already read (exposed for tests).
 std::vector<bf16> to_bf16(const npy::Array& a, const std::string& file);
 std::vector<std::int32_t> to_int32(const npy::Array& a, const std::string& file);
 std::vector<std::int64_t> to_int64(const npy::Array& a, const std::string& file);
+std::vector<float> to_float32(const npy::Array& a, const std::string& file);
+std::vector<std::uint8_t> to_e4m3(const npy::Array& a, const std::string& file);
 
 // The cache geometry rules of spec ultraquant.md §2 (block size in {16, ..., 256},
 // slot bytes >= 272 and a multiple of 4), checked with the file's name in the error.

@@ -1,0 +1,111 @@
+// uq write-index: quantise index keys into an NVFP4 index cache file with
+// uq::write_index_keys.
+#include "cli/commands.hpp"
+#include "cli/device_arrays.hpp"
+#include "cli/failure.hpp"
+#include "cli/inputs.hpp"
+#include "cli/npy.hpp"
+
+#include "uq/nvfp4.hpp"
+#include "uq/write_index_keys.hpp"
+
+#include <ostream>
+
+namespace uq {
+namespace cli {
+namespace {
+
+const ShapePattern kCachePattern{"num_blocks", std::to_string(nvfp4::kPageBytes)};
+
+// The cache to update: the existing file (checked against --num-blocks when given), or
+// a zero-filled one of --num-blocks pages.
+npy::Array open_or_create_index_cache(const ParsedOptions& o, ShapeBindings& shapes, bool& created) {
+  const std::string& file = o.text("--cache");
+  created = !file_exists(file);
+  if (!created) {
+    npy::Array cache = load_uint8(file, kCachePattern, shapes);
+    if (o.given("--num-blocks") && o.integer("--num-blocks") != cache.shape[0])
+      throw InputError(file, "extent 0 = " + std::to_string(o.integer("--num-blocks")) + " (from --num-blocks)",
+                       "shape " + npy::shape_string(cache.shape));
+    return cache;
+  }
+  if (!o.given("--num-blocks"))
+    throw UsageError("the cache file '" + file + "' does not exist: give --num-blocks to create it");
+  npy::Array cache;
+  cache.dtype = npy::uint8();
+  cache.shape = {o.integer("--num-blocks"), nvfp4::kPageBytes};
+  cache.data.assign(static_cast<std::size_t>(npy::element_count(cache.shape, file)), 0);
+  return cache;
+}
+
+// Runs the writer on keys of element type T (float as given, or bf16 bits) and
+// returns the updated cache bytes.
+template <class T>
+std::vector<std::uint8_t> write_keys(const std::vector<T>& keys, std::int64_t tokens,
+                                     const std::vector<std::int64_t>& slots, npy::Array& cache) {
+  const Exec exec;
+  auto keys_d = to_device_2d("uq::cli::index_keys", keys.data(), tokens, nvfp4::kHeadDim);
+  auto slots_d = to_device_1d("uq::cli::slots", slots);
+  auto cache_d = to_device_2d("uq::cli::index_cache", cache.data.data(), cache.shape[0], cache.shape[1]);
+  IndexWriterConfig cfg;
+  cfg.check = true;  // bad slots or non-finite keys fail the command; the file is left as it was
+  uq::write_index_keys(exec, DeviceView2<const T>(keys_d), DeviceView1<const std::int64_t>(slots_d), cache_d, cfg);
+  return to_host(cache_d);
+}
+
+int run_write_index(const ParsedOptions& o, CommandIo& io) {
+  ShapeBindings shapes;
+  const std::string& k_file = o.text("--k");
+  // float32 keys go to the writer unrounded (it takes float keys); uint16 are bf16 bits.
+  const npy::Array k = npy::read(k_file);
+  if (!k.dtype.is('f', 4) && !k.dtype.is('u', 2))
+    throw InputError(k_file, "float32 (used as is) or uint16 (bf16 bits)", k.dtype.name());
+  shapes.match(k, k_file, ShapePattern{"T", std::to_string(nvfp4::kHeadDim)});
+  const std::vector<std::int64_t> slots = load_int64(o.text("--slots"), ShapePattern{"T"}, shapes);
+  bool created = false;
+  npy::Array cache = open_or_create_index_cache(o, shapes, created);
+
+  const std::int64_t T = shapes["T"];
+  cache.data = k.dtype.is('f', 4) ? write_keys(to_float32(k, k_file), T, slots, cache)
+                                  : write_keys(to_bf16(k, k_file), T, slots, cache);
+  npy::write(o.text("--cache"), cache.dtype, cache.shape, cache.data.data());
+  std::int64_t written = 0;
+  for (std::int64_t s : slots) written += s >= 0 ? 1 : 0;
+  io.out << "uq write-index: " << (created ? "created " : "updated ") << o.text("--cache") << " "
+         << npy::shape_string(cache.shape) << " uint8: " << written << " of " << T << " tokens written\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Command write_index_command() {
+  Command c;
+  c.name = "write-index";
+  c.summary = "quantise keys into an NVFP4 index cache (uq::write_index_keys)";
+  c.usage =
+      "write-index --k K.npy --slots SLOTS.npy --cache ICACHE.npy\n"
+      "                      [--num-blocks N]";
+  c.description =
+      "Each token's index key (128 dims) is quantised to NVFP4: per group of 16 dims one E4M3 scale "
+      "e4m3(max|x| / 6) and 16 FP4 E2M1 codes (nearest, ties to even). Token t goes to slot SLOTS[t] = "
+      "block * 128 + position; a negative slot skips the token. A block is one page of 9216 bytes: the "
+      "128 tokens' codes (64 bytes each), then their scales (8 bytes each).\n\n"
+      "If ICACHE.npy exists it is updated in place (its shape must be [num_blocks, 9216] uint8); "
+      "otherwise it is created zero-filled with --num-blocks pages. A slot beyond the cache or a "
+      "non-finite key value is an error (exit 2) and leaves the file unchanged.";
+  c.options = {
+      text_option("--k", "K.npy",
+                  "Index keys [T, 128]: float32 (quantised as given, no bf16 rounding) or uint16 (bf16 bits).", true),
+      text_option("--slots", "SLOTS.npy", "Slot of each token [T]: int32 or int64; negative = skip.", true),
+      text_option("--cache", "ICACHE.npy",
+                  "The index cache [num_blocks, 9216] uint8: updated if it exists, else created.", true),
+      int_option("--num-blocks", "N",
+                 "Pages (blocks of 128 tokens) of a new cache (must match an existing one if given).", 1,
+                 std::int64_t(1) << 40),
+  };
+  c.run = run_write_index;
+  return c;
+}
+
+}  // namespace cli
+}  // namespace uq
