@@ -96,8 +96,8 @@ void expect_reference_counts_clean(const uqref::WriteCounts& c) {
 TEST(CliWriteIndex, CreatesTheCacheBitExactWithTheReferenceFromFloatKeys) {
   TempDir dir;
   const WriteIndexCase c;
-  save_f32(dir.file("k.npy"), {c.T, kD}, c.keys);  // float32: quantised as given, no bf16 rounding
-  save_i32(dir.file("slots.npy"), {c.T}, c.slots);
+  save_f32(dir.file("k.npy"), {WriteIndexCase::T, kD}, c.keys);  // float32: quantised as given, no bf16 rounding
+  save_i32(dir.file("slots.npy"), {WriteIndexCase::T}, c.slots);
   std::vector<std::string> args = c.args(dir);
   args.push_back("--num-blocks");
   args.push_back("3");
@@ -132,11 +132,11 @@ TEST(CliWriteIndex, UpdatesAnExistingCacheInPlaceFromBf16Bits) {
     bits[i] = uqref::bf16_round(c.keys[i]);
     values[i] = uqref::bf16_value(bits[i]);
   }
-  save_u16(dir.file("k.npy"), {c.T, kD}, bits);  // uint16: raw bf16 bits
-  save_i64(dir.file("slots.npy"), {c.T}, c.slots64());
+  save_u16(dir.file("k.npy"), {WriteIndexCase::T, kD}, bits);  // uint16: raw bf16 bits
+  save_i64(dir.file("slots.npy"), {WriteIndexCase::T}, c.slots64());
   // An existing cache of other bytes: the skipped and unused slots must keep them.
   std::vector<std::uint8_t> cache = random_bytes(std::size_t(c.NB) * kPage, 33);
-  save_u8(dir.file("icache.npy"), {c.NB, kPage}, cache);
+  save_u8(dir.file("icache.npy"), {WriteIndexCase::NB, kPage}, cache);
   std::vector<std::string> args = c.args(dir);
   args.push_back("--num-blocks=3");  // agrees with the file: accepted
   const CliResult r = run(args);
@@ -156,21 +156,21 @@ TEST(CliWriteIndex, UpdatesAnExistingCacheInPlaceFromBf16Bits) {
 TEST(CliWriteIndex, BadDataFailsAndLeavesTheCacheUnchanged) {
   TempDir dir;
   WriteIndexCase c;
-  save_u8(dir.file("icache.npy"), {c.NB, kPage}, random_bytes(std::size_t(c.NB) * kPage, 34));
+  save_u8(dir.file("icache.npy"), {WriteIndexCase::NB, kPage}, random_bytes(std::size_t(c.NB) * kPage, 34));
   const std::string before = read_bytes(dir.file("icache.npy"));
-  save_f32(dir.file("k.npy"), {c.T, kD}, c.keys);
+  save_f32(dir.file("k.npy"), {WriteIndexCase::T, kD}, c.keys);
   c.slots[100] = c.NB * 128;  // one past the last slot
-  save_i32(dir.file("slots.npy"), {c.T}, c.slots);
+  save_i32(dir.file("slots.npy"), {WriteIndexCase::T}, c.slots);
   CliResult r = run(c.args(dir));
   expect_one_line_error(r, "write-index", 2);
   EXPECT_NE(r.err.find("bad_slots=1"), std::string::npos) << r.err;
   EXPECT_EQ(read_bytes(dir.file("icache.npy")), before);
 
   const WriteIndexCase good;
-  save_i32(dir.file("slots.npy"), {c.T}, good.slots);
+  save_i32(dir.file("slots.npy"), {WriteIndexCase::T}, good.slots);
   std::vector<float> keys = good.keys;
   keys[7 * kD + 99] = NAN;
-  save_f32(dir.file("k.npy"), {c.T, kD}, keys);
+  save_f32(dir.file("k.npy"), {WriteIndexCase::T, kD}, keys);
   r = run(c.args(dir));
   expect_one_line_error(r, "write-index", 2);
   EXPECT_NE(r.err.find("nonfinite_inputs=1"), std::string::npos) << r.err;
@@ -183,8 +183,8 @@ TEST(CliWriteIndex, RejectsMalformedInputsNamingTheFile) {
   const WriteIndexCase c;
   const std::string k = dir.file("k.npy"), slots = dir.file("slots.npy"), cache = dir.file("icache.npy");
   auto save_valid = [&] {
-    save_f32(k, {c.T, kD}, c.keys);
-    save_i32(slots, {c.T}, c.slots);
+    save_f32(k, {WriteIndexCase::T, kD}, c.keys);
+    save_i32(slots, {WriteIndexCase::T}, c.slots);
   };
   auto expect_error = [&](const std::string& words, std::vector<std::string> args = {}, int status = 2) {
     if (args.empty()) {
@@ -206,15 +206,15 @@ TEST(CliWriteIndex, RejectsMalformedInputsNamingTheFile) {
   f8.kind = 'f';
   f8.size = 8;
   f8.descr = "<f8";
-  npy::write(k, f8, {c.T, kD}, k64.data());
+  npy::write(k, f8, {WriteIndexCase::T, kD}, k64.data());
   expect_error(k + ": expected float32 (used as is) or uint16 (bf16 bits), found float64");
-  save_f32(k, {c.T, 1, kD}, c.keys);
+  save_f32(k, {WriteIndexCase::T, 1, kD}, c.keys);
   expect_error(k + ": expected a 2-d array [T, 128], found a 3-d array (257, 1, 128) float32");
   save_f32(k, {c.T / 2 + 1, 2 * kD}, std::vector<float>(std::size_t(c.T / 2 + 1) * 2 * kD, 1.0f));
   expect_error(k + ": expected shape [T, 128], found (129, 256) float32");
   save_i32(slots, {c.T - 1}, std::vector<std::int32_t>(c.T - 1, 0));
   expect_error(slots + ": expected shape [T] with T = 257 (from " + k + "), found (256,) int32");
-  save_f32(slots, {c.T}, std::vector<float>(c.T, 0.0f));
+  save_f32(slots, {WriteIndexCase::T}, std::vector<float>(c.T, 0.0f));
   expect_error(slots + ": expected int32 or int64, found float32");
 
   // An existing cache of the wrong width, dtype or size, or cut short: rejected and

@@ -67,7 +67,8 @@ class ScorePlan {
                                 ((shape.max_blocks + kBlocksPerTeam - 1) / kBlocksPerTeam);
     require(league <= std::numeric_limits<int>::max(), fn, "shape",
             "max_reqs * ceil(max_blocks / " + str(kBlocksPerTeam) + ") <= 2^31 - 1", str(league));
-    path_ = select_path("uq::score", device_, cfg.backend, true, impl::built_score_paths());
+    path_ = select_path("uq::score", device_, cfg.backend, impl::gfx950_score_shape_ok(shape.max_blocks),
+                        impl::built_score_paths());
     table_ = impl::DequantTable<ExecSpace>(exec);
     counters_ = impl::StatusCounters<ExecSpace>(exec);
   }
@@ -119,7 +120,7 @@ class ScorePlan {
     p.max_blocks = shape_.max_blocks;
     p.blocks_per_team = kBlocksPerTeam;
     impl::ScoreSpec<ExecSpace>::run(path_, exec_, q, impl::index_cache_addressing(index_cache), block_tables,
-                                    seq_lens, scores, table_.view(), counters_.view(), p, R);
+                                    seq_lens, scores, table_.view(), counters_.view(), p, R, device_.compute_units);
     if (cfg_.check) throw_if_bad(fn, "block_tables/seq_lens", counters_.read(exec_));
   }
 

@@ -1,22 +1,42 @@
-// Score dispatch: runs the path chosen by select_path (uq/backend.hpp). Only the
-// generic Kokkos kernel exists for the scorer so far; it is instantiated for a few
-// column counts (H * QL rounded up to a power of two) so its per-thread accumulators
-// have a compile-time size.
+// Score dispatch: runs the path chosen by select_path (uq/backend.hpp) — the generic
+// Kokkos kernel, instantiated for a few column counts (H * QL rounded up to a power of two)
+// so its per-thread accumulators have a compile-time size, or, in a Kokkos HIP build linked
+// with uq::gfx950 (UQ_ENABLE_GFX950), the gfx950 kernel (arch/gfx950/launch_score.hpp) on
+// the execution space's own stream.
 #pragma once
 
 #include "uq/backend.hpp"
+#include "uq/impl/device_info.hpp"
 #include "uq/impl/score_generic.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <type_traits>
+
+#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
+// The gfx950 scorer's launcher (library uq::gfx950, whose usage requirements define
+// UQ_ENABLE_GFX950 and put arch/ on the include path).
+#include "gfx950/launch_score.hpp"
+#include "gfx950/score_views.hpp"
+#endif
 
 namespace uq {
 namespace impl {
 
-// No tuned scorer is built yet: Auto takes the generic path and Native is refused by
-// select_path. (When arch/gfx950 gains one, report it here.)
-inline BuiltPaths built_score_paths() { return BuiltPaths{}; }
+// The tuned scorers compiled into this build: gfx950 in a Kokkos HIP build linked with
+// uq::gfx950 (there is no sm90 scorer).
+inline BuiltPaths built_score_paths() {
+  BuiltPaths b;
+#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
+  b.gfx950 = true;
+#endif
+  return b;
+}
+
+// Shapes the gfx950 scorer takes (every H in {1, 2, 4} with H * QL <= 32 does): lengths up to
+// max_blocks * 128 must stay below 2^31 (arch/gfx950/score_launch_args.hpp).
+inline bool gfx950_score_shape_ok(int max_blocks) { return max_blocks < (1 << 24); }
 
 // Columns (query rows x heads) a generic kernel instance holds per thread.
 inline int score_column_bucket(int cols) {
@@ -27,11 +47,26 @@ inline int score_column_bucket(int cols) {
 
 template <class ExecSpace>
 struct ScoreSpec {
+  // compute_units: the device's (DeviceInfo::compute_units), for the tuned kernels' grid.
   template <class Q, class Tables, class Lens, class Out, class Lut, class Counts>
   static void run(Path path, const ExecSpace& exec, const Q& q, const IndexCacheAddressing& cache,
                   const Tables& block_tables, const Lens& seq_lens, const Out& scores, const Lut& lut,
-                  const Counts& counts, const ScoreParams& p, std::int64_t num_reqs) {
-    (void)path;  // only the generic path exists (built_score_paths())
+                  const Counts& counts, const ScoreParams& p, std::int64_t num_reqs, int compute_units) {
+#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
+    if constexpr (std::is_same<ExecSpace, HipSpace>::value) {
+      if (path == Path::Gfx950) {
+        gfx950::ScoreLaunch l = gfx950::score_launch(q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs,
+                                                     static_cast<void*>(exec.hip_stream()));
+        // From the shape only, never the lengths: a captured graph keeps its grid.
+        l.knobs = gfx950::choose_score_knobs(static_cast<int>(num_reqs), p.max_blocks, p.query_len, p.heads,
+                                             compute_units);
+        gfx950::launch_score(l);
+        return;
+      }
+    }
+#endif
+    (void)path;  // select_path gives a tuned path only where this build has its launcher
+    (void)compute_units;
     switch (score_column_bucket(p.query_len * p.heads)) {
       case 1: return launch<1>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs);
       case 2: return launch<2>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs);
