@@ -83,3 +83,20 @@ TEST(Partitions, DefaultChoiceMatchesTheLauncher) {
 }
 
 }  // namespace
+
+namespace {
+
+// The decode kernels' fast FP4 decode equals the codec definition exactly, for every
+// code and every scale byte (fp4_times x half_scale == e2m1 x ue8m0, 0 for byte 0).
+TEST(Fp4Decode, FastPathEqualsTheCodecForAllCodesAndScales) {
+  for (int b = 0; b < 255; ++b)
+    for (unsigned c = 0; c < 16; ++c) {
+      const float want = uq::ultraquant::dequant(c, static_cast<std::uint8_t>(b));
+      const float got = uq::ultraquant::fp4_times(c, uq::ultraquant::half_scale(static_cast<std::uint8_t>(b)));
+      ASSERT_EQ(uq::codec::float_bits(got) & 0x7fffffffu, uq::codec::float_bits(want) & 0x7fffffffu)
+          << "code " << c << " scale byte " << b;
+      if (want != 0.0f) ASSERT_EQ(got, want);
+    }
+}
+
+}  // namespace

@@ -109,8 +109,8 @@ TEST(Errors, WriteKv) {
   expect_error([&] { uq::write_kv(k, v, slots, cache, cfg); }, {"config.backend", "Auto or Generic", "got Native"});
   // the cache overlapping k's memory
   DeviceView<std::uint8_t*> raw("raw", 3 * 256 * 2 + 16 * 272);
-  Kokkos::View<uq::bf16***, Mem, Kokkos::MemoryUnmanaged> k_in(reinterpret_cast<uq::bf16*>(raw.data()), 3, 1, 256);
-  Kokkos::View<std::uint8_t****, Mem, Kokkos::MemoryUnmanaged> c_in(raw.data() + 256, 1, 16, 1, 272);
+  Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> k_in(reinterpret_cast<uq::bf16*>(raw.data()), 3, 1, 256);
+  Kokkos::View<std::uint8_t****, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> c_in(raw.data() + 256, 1, 16, 1, 272);
   expect_error([&] { uq::write_kv(k_in, v, slots, c_in); },
                {"argument 'kv_cache'", "memory disjoint from 'k'", "overlapping"});
 }

@@ -56,6 +56,21 @@ KOKKOS_INLINE_FUNCTION unsigned fp4_code_ties_down(float y) {
   return n < 7 ? 15u - n : n - 7u;
 }
 
+// FP4(code) x 2 x half_scale, exactly, in a few integer operations: the eight doubled
+// magnitudes 0, 1, 2, 3, 4, 6, 8, 12 are nibbles of one constant. With half_scale =
+// 2^(b - 128) (0 for a zero group) this is the dequantised element; kernels compute
+// half_scale once per group and call this per element.
+KOKKOS_INLINE_FUNCTION float fp4_times(unsigned code, float half_scale) {
+  const unsigned twice = (0xC8643210u >> ((code & 7u) << 2)) & 15u;
+  const float v = static_cast<float>(twice) * half_scale;
+  return (code & 8u) ? -v : v;
+}
+
+// half_scale of fp4_times for a scale byte: 2^(b - 128), 0 for the zero group b = 0.
+KOKKOS_INLINE_FUNCTION float half_scale(std::uint8_t scale_byte) {
+  return 0.5f * codec::ue8m0_to_float(scale_byte);
+}
+
 // Dequantised element: FP4(code) x 2^(b - 127), exactly 0 for scale byte 0.
 KOKKOS_INLINE_FUNCTION float dequant(unsigned code, std::uint8_t scale_byte) {
   return scale_byte == 0 ? 0.0f : codec::e2m1_to_float(code) * codec::ue8m0_to_float(scale_byte);

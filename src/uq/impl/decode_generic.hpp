@@ -68,6 +68,10 @@ struct alignas(16) Bytes16 {
   std::uint32_t w[4];
 };
 
+struct alignas(16) Floats4 {
+  float v[4];
+};
+
 // Team size for the generic kernels: one thread per head dimension on GPUs; host
 // backends give each team one thread and parallelise over the league.
 template <class ExecSpace>
@@ -82,7 +86,7 @@ struct DecodePartitionsGeneric {
   using MemSpace = typename ExecSpace::memory_space;
 
   static constexpr int kTile = kTileTokens;                 // 16 tokens: the softmax step
-  static constexpr int kChunk = QG == 16 ? 32 : 64;         // tokens per load step (scratch-bound)
+  static constexpr int kChunk = QG == 16 ? 16 : 64;         // tokens per load step (scratch-bound)
   static constexpr int kTilesPerChunk = kChunk / kTile;
   static constexpr int kSlot = ultraquant::kSlotContent;    // 272 bytes used of each slot
   static constexpr int kSplits = 4;                         // QK: a token's 8 groups over 4 threads
@@ -96,11 +100,12 @@ struct DecodePartitionsGeneric {
   static constexpr int kAlphaOff = kPOff + QG * kChunk * 4;                  // float [QG][kTilesPerChunk]
   static constexpr int kMrunOff = kAlphaOff + QG * kTilesPerChunk * 4;       // float [QG][kTilesPerChunk]
   static constexpr int kStateOff = kMrunOff + QG * kTilesPerChunk * 4;       // float m[QG], l[QG]
-  static constexpr int kQ8Off = kStateOff + 2 * QG * 4;                      // bf16 [QG][256] (E4M3 values)
-  static constexpr int kTileInfoOff = kQ8Off + QG * kHeadDim * 2;            // int64 [kTilesPerChunk][2]
+  static constexpr int kQ8Off = kStateOff + 2 * QG * 4;                      // float [QG][256] (E4M3 values)
+  static constexpr int kTileInfoOff = kQ8Off + QG * kHeadDim * 4;            // int64 [kTilesPerChunk][2]
   static constexpr int kScratchBytes = kTileInfoOff + kTilesPerChunk * 16 + 16;
   static_assert(kScratchBytes <= 48 * 1024, "decode scratch must fit the default 48 KiB");
   static_assert(kSplits >= 2, "the softmax keeps scores and unrounded p in splits 0 and 1 of part");
+  static_assert(kQ8Off % 16 == 0, "q8 is read as 16-byte vectors");
 
   QView q;
   CacheAddressing cache;
@@ -190,7 +195,7 @@ struct DecodePartitionsGeneric {
     float* mrun = reinterpret_cast<float*>(base + kMrunOff);
     float* m = reinterpret_cast<float*>(base + kStateOff);
     float* l = m + QG;
-    bf16* q8 = reinterpret_cast<bf16*>(base + kQ8Off);
+    float* q8 = reinterpret_cast<float*>(base + kQ8Off);
     auto* tile_info = reinterpret_cast<std::int64_t*>(base + kTileInfoOff);  // [j][0] = first slot offset or -1, [j][1] = valid tokens
 
     // ---- q8 = e4m3(WHT(fp32(q))) (or e4m3(fp32(q)) when pre-rotated), via acc as fp32 space
@@ -203,7 +208,7 @@ struct DecodePartitionsGeneric {
     team.team_barrier();
     if (!q_rotated) wht256_team(team, acc, QG);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim), [&](int i) {
-      q8[i] = codec::float_to_bf16(codec::round_e4m3(acc[i]));  // E4M3 values are exact in bf16
+      q8[i] = codec::round_e4m3(acc[i]);
       acc[i] = 0.0f;
     });
     team.team_barrier();
@@ -232,7 +237,7 @@ struct DecodePartitionsGeneric {
   // One chunk of kTilesPerChunk tiles starting at token T0c (< L).
   KOKKOS_INLINE_FUNCTION void process_chunk(const member& team, int b, int h, std::int64_t T0c, std::int64_t L,
                                             std::uint8_t* tile, float* acc, float* part, float* pw, float* alpha,
-                                            float* mrun, float* m, float* l, const bf16* q8,
+                                            float* mrun, float* m, float* l, const float* q8,
                                             std::int64_t* tile_info) const {
     // Where each tile's slots are (tiles never cross a block: block_size is a multiple
     // of 16); bad block ids make the tile absent and are counted once, by the tile at
@@ -260,7 +265,10 @@ struct DecodePartitionsGeneric {
         load_tile(team, tile + j * kTile * kSlot, cache.base + tile_info[2 * j], static_cast<int>(tile_info[2 * j + 1]));
     team.team_barrier();
 
-    // QK: thread (split s, token t) scores groups 2s, 2s+1 of token t for every row.
+    // QK: thread (split s, token t) scores groups 2s, 2s+1 of token t for every row. Each
+    // K element is decoded once (with its group scale folded in: exact, a power of two)
+    // and used for every row; q8 is read 4 floats at a time, the same address for the
+    // whole warp (consecutive threads take consecutive tokens).
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kSplits * kChunk), [&](int i) {
       const int s = i / kChunk, t = i % kChunk;
       float sum[QG];
@@ -270,18 +278,24 @@ struct DecodePartitionsGeneric {
         for (int g = 2 * s; g < 2 * s + 2; ++g) {
           const std::uint8_t sb = slot[ultraquant::kKScales + g];
           if (sb == 0) continue;  // zero group
+          const float hs = ultraquant::half_scale(sb);
           float k[ultraquant::kGroup];
-          for (int j = 0; j < ultraquant::kGroup / 2; ++j) {
-            const unsigned byte = slot[ultraquant::kKCodes + g * 16 + j];
-            k[2 * j] = codec::e2m1_to_float(byte & 15u);
-            k[2 * j + 1] = codec::e2m1_to_float(byte >> 4);
+          const auto* words = reinterpret_cast<const std::uint32_t*>(slot + ultraquant::kKCodes + g * 16);
+          for (int w = 0; w < 4; ++w) {
+            const std::uint32_t codes = words[w];
+            for (int n = 0; n < 8; ++n) k[8 * w + n] = ultraquant::fp4_times(codes >> (4 * n), hs);
           }
-          const float gs = codec::ue8m0_to_float(sb);
           for (int r = 0; r < QG; ++r) {
-            const bf16* qr = q8 + r * kHeadDim + g * ultraquant::kGroup;
+            const auto* qv = reinterpret_cast<const Floats4*>(q8 + r * kHeadDim + g * ultraquant::kGroup);
             float inner = 0.0f;
-            for (int e = 0; e < ultraquant::kGroup; ++e) inner += k[e] * codec::bf16_to_float(qr[e]);
-            sum[r] += inner * gs;
+            for (int e = 0; e < ultraquant::kGroup / 4; ++e) {
+              const Floats4 q4 = qv[e];
+              inner += k[4 * e] * q4.v[0];
+              inner += k[4 * e + 1] * q4.v[1];
+              inner += k[4 * e + 2] * q4.v[2];
+              inner += k[4 * e + 3] * q4.v[3];
+            }
+            sum[r] += inner;
           }
         }
       }
@@ -339,22 +353,36 @@ struct DecodePartitionsGeneric {
       l[r] = lr;
     });
 
-    // P.V: one thread per dimension d; acc rows in registers for the chunk.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kHeadDim), [&](int d) {
-      float a[QG];
-      for (int r = 0; r < QG; ++r) a[r] = acc[r * kHeadDim + d];
+    // P.V: one thread per pair of dimensions (one code byte); acc rows in registers for
+    // the chunk, each tile's p read once for both dimensions.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kHeadDim / 2), [&](int dp) {
+      float a0[QG], a1[QG];
+      for (int r = 0; r < QG; ++r) {
+        a0[r] = acc[r * kHeadDim + 2 * dp];
+        a1[r] = acc[r * kHeadDim + 2 * dp + 1];
+      }
       for (int j = 0; j < kTilesPerChunk; ++j) {
-        for (int r = 0; r < QG; ++r) a[r] *= alpha[r * kTilesPerChunk + j];
+        for (int r = 0; r < QG; ++r) {
+          a0[r] *= alpha[r * kTilesPerChunk + j];
+          a1[r] *= alpha[r * kTilesPerChunk + j];
+        }
         const int valid = static_cast<int>(tile_info[2 * j + 1]);
         for (int t = 0; t < valid; ++t) {
           const std::uint8_t* slot = tile + (j * kTile + t) * kSlot;
-          const unsigned byte = slot[ultraquant::kVCodes + d / 2];
-          const float v = ultraquant::dequant((d & 1) ? byte >> 4 : byte & 15u,
-                                              slot[ultraquant::kVScales + d / ultraquant::kGroup]);
-          for (int r = 0; r < QG; ++r) a[r] += pw[r * kChunk + j * kTile + t] * v;
+          const unsigned byte = slot[ultraquant::kVCodes + dp];
+          const float hs = ultraquant::half_scale(slot[ultraquant::kVScales + (2 * dp) / ultraquant::kGroup]);
+          const float v0 = ultraquant::fp4_times(byte, hs), v1 = ultraquant::fp4_times(byte >> 4, hs);
+          for (int r = 0; r < QG; ++r) {
+            const float pr = pw[r * kChunk + j * kTile + t];
+            a0[r] += pr * v0;
+            a1[r] += pr * v1;
+          }
         }
       }
-      for (int r = 0; r < QG; ++r) acc[r * kHeadDim + d] = a[r];
+      for (int r = 0; r < QG; ++r) {
+        acc[r * kHeadDim + 2 * dp] = a0[r];
+        acc[r * kHeadDim + 2 * dp + 1] = a1[r];
+      }
     });
     team.team_barrier();
   }

@@ -1,7 +1,9 @@
 // Generic Kokkos partition reducer (spec ultraquant.md §5): per (sequence, query
 // head), M = max of the non-empty partitions' m, w_p = l_p * exp(m_p - M) (0 for empty
 // ones), out = sum_p w_p * partial_p / sum_p w_p in fp32 (0 when the sum is 0), bf16.
-// One team per (sequence, query head, 64-dim chunk) so a small batch still fills a GPU.
+// One team per (sequence, query head, 64-dim chunk) so a small batch still fills a GPU;
+// inside a team the partitions are spread over the threads (kGroups interleaved
+// partial sums per dimension), so the reducer is not latency-bound at small batch.
 #pragma once
 
 #include "uq/impl/decode_generic.hpp"
@@ -19,8 +21,9 @@ struct ReduceGeneric {
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename policy::member_type;
   using MemSpace = typename ExecSpace::memory_space;
-  static constexpr int kChunk = 64;
-  static constexpr int kChunks = kHeadDim / kChunk;
+  static constexpr int kChunk = 64;                  // dims per team
+  static constexpr int kChunks = kHeadDim / kChunk;  // 4
+  static constexpr int kGroups = 4;                  // partition groups summed in parallel
 
   DecodePartials<MemSpace> partials;
   OutView out;
@@ -35,46 +38,51 @@ struct ReduceGeneric {
     const int h = hq / qg, r = hq % qg;
     // row of partition p: ((b * Hk + h) * P + p) * QG + r
     const std::int64_t first = (static_cast<std::int64_t>(b) * num_kv_heads + h) * partitions * qg + r;
+    auto row = [&](int p) { return first + static_cast<std::int64_t>(p) * qg; };
 
     float* w = static_cast<float*>(team.team_shmem().get_shmem(partitions * sizeof(float)));
-    float total = 0.0f;
-    // One thread, partitions in order: the same sum on every backend.
-    Kokkos::single(
-        Kokkos::PerTeam(team),
-        [&](float& sum) {
-          float M = -codec::infinity();
-          for (int p = 0; p < partitions; ++p) {
-            const float mp = partials.m(first + static_cast<std::int64_t>(p) * qg);
-            if (mp > -codec::infinity()) M = max_f32(M, mp);
-          }
-          sum = 0.0f;
-          for (int p = 0; p < partitions; ++p) {
-            const std::int64_t row = first + static_cast<std::int64_t>(p) * qg;
-            const float mp = partials.m(row);
-            w[p] = mp > -codec::infinity() ? partials.l(row) * exp_f32(mp - M) : 0.0f;
-            sum += w[p];
-          }
-        },
-        total);
-    team.team_barrier();
+    float* part = static_cast<float*>(team.team_shmem().get_shmem(kGroups * kChunk * sizeof(float)));
 
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kChunk), [&](int j) {
-      const int d = chunk * kChunk + j;
+    float M = -codec::infinity();
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, partitions),
+        [&](int p, float& mx) {
+          const float mp = partials.m(row(p));
+          if (mp > -codec::infinity()) mx = max_f32(mx, mp);
+        },
+        Kokkos::Max<float>(M));
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, partitions), [&](int p) {
+      const float mp = partials.m(row(p));
+      w[p] = mp > -codec::infinity() ? partials.l(row(p)) * exp_f32(mp - M) : 0.0f;
+    });
+    team.team_barrier();
+    float total = 0.0f;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, partitions), [&](int p, float& sum) { sum += w[p]; }, total);
+
+    // Partial sums: group g takes partitions g, g + kGroups, ... (empty ones skipped:
+    // they add nothing and their partials are 0 anyway).
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kGroups * kChunk), [&](int i) {
+      const int g = i / kChunk, d = chunk * kChunk + i % kChunk;
       float acc = 0.0f;
-      for (int p = 0; p < partitions; ++p) {
-        if (w[p] == 0.0f) continue;  // empty partitions add nothing (and are 0 anyway)
-        const std::int64_t row = first + static_cast<std::int64_t>(p) * qg;
-        acc += w[p] * codec::bf16_to_float(partials.out(row * kHeadDim + d));
-      }
-      out(b, hq, d) = codec::float_to_bf16(total > 0.0f ? acc / total : 0.0f);
+      for (int p = g; p < partitions; p += kGroups)
+        if (w[p] != 0.0f) acc += w[p] * codec::bf16_to_float(partials.out(row(p) * kHeadDim + d));
+      part[i] = acc;
+    });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kChunk), [&](int j) {
+      float acc = 0.0f;
+      for (int g = 0; g < kGroups; ++g) acc += part[g * kChunk + j];
+      out(b, hq, chunk * kChunk + j) = codec::float_to_bf16(total > 0.0f ? acc / total : 0.0f);
     });
   }
 
   void launch(const ExecSpace& exec, int num_seqs) const {
     const int league = num_seqs * num_kv_heads * qg * kChunks;
     if (league == 0) return;
-    policy pol(exec, league, Kokkos::AUTO);
-    pol.set_scratch_size(0, Kokkos::PerTeam(partitions * static_cast<int>(sizeof(float))));
+    policy pol = runs_on_host<ExecSpace>() ? policy(exec, league, Kokkos::AUTO)
+                                           : policy(exec, league, kGroups * kChunk);
+    pol.set_scratch_size(0, Kokkos::PerTeam((partitions + kGroups * kChunk) * static_cast<int>(sizeof(float))));
     Kokkos::parallel_for("uq::decode::reduce", pol, *this);
   }
 };
