@@ -285,18 +285,18 @@ struct DecodePartitionsGeneric {
             const std::uint32_t codes = words[w];
             for (int n = 0; n < 8; ++n) k[8 * w + n] = ultraquant::fp4_times(codes >> (4 * n), hs);
           }
-          for (int r = 0; r < QG; ++r) {
-            const auto* qv = reinterpret_cast<const Floats4*>(q8 + r * kHeadDim + g * ultraquant::kGroup);
-            float inner = 0.0f;
-            for (int e = 0; e < ultraquant::kGroup / 4; ++e) {
-              const Floats4 q4 = qv[e];
-              inner += k[4 * e] * q4.v[0];
-              inner += k[4 * e + 1] * q4.v[1];
-              inner += k[4 * e + 2] * q4.v[2];
-              inner += k[4 * e + 3] * q4.v[3];
+          // Rows innermost: QG independent FMA chains instead of one (latency hiding).
+          float inner[QG];
+          for (int r = 0; r < QG; ++r) inner[r] = 0.0f;
+          for (int e = 0; e < ultraquant::kGroup / 4; ++e)
+            for (int r = 0; r < QG; ++r) {
+              const Floats4 q4 = reinterpret_cast<const Floats4*>(q8 + r * kHeadDim + g * ultraquant::kGroup)[e];
+              inner[r] += k[4 * e] * q4.v[0];
+              inner[r] += k[4 * e + 1] * q4.v[1];
+              inner[r] += k[4 * e + 2] * q4.v[2];
+              inner[r] += k[4 * e + 3] * q4.v[3];
             }
-            sum[r] += inner;
-          }
+          for (int r = 0; r < QG; ++r) sum[r] += inner[r];
         }
       }
       for (int r = 0; r < QG; ++r) part[(s * QG + r) * kChunk + t] = sum[r];
