@@ -81,7 +81,9 @@ constexpr bool runs_on_host() {
 
 template <int QG, class ExecSpace, class QView, class TableView, class LenView, class CountView>
 struct DecodePartitionsGeneric {
-  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  // 256 threads, at least 4 teams per multiprocessor: the kernel is issue-bound, so
+  // occupancy (warps to hide latency) matters more than a few registers.
+  using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 4>>;
   using member = typename policy::member_type;
   using MemSpace = typename ExecSpace::memory_space;
 
