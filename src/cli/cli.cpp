@@ -35,7 +35,7 @@ bool is_help(const std::string& a) { return a == "-h" || a == "--help"; }
 
 std::string program_help() {
   std::ostringstream s;
-  s << "uq " UQ_CLI_VERSION " - UltraQuant 4-bit KV-cache attention on NumPy .npy files\n\n"
+  s << "uq " UQ_CLI_VERSION " - 4-bit KV-cache decode kernels on NumPy .npy files\n\n"
     << "usage: uq <command> [options]\n"
     << "       uq <command> --help      the command's options\n"
     << "       uq --version\n\n"
@@ -47,8 +47,10 @@ std::string program_help() {
   }
   s << '\n'
     << wrap("Arrays are NumPy .npy files (format versions 1.0, 2.0 and 3.0, C order, little-endian). "
-            "Float tensors are float32 (rounded to bf16, to nearest even) or uint16 (raw bf16 bits); "
-            "index arrays are int32 or int64; caches are uint8.\n\n"
+            "UltraQuant tensors (write-kv, rotate-q, decode) are float32 (rounded to bf16, to nearest "
+            "even) or uint16 (raw bf16 bits). Index keys (write-index) are float32 (used as given) or "
+            "uint16 (bf16 bits); index queries (score) are uint8 E4M3 bits or float32 (rounded to "
+            "E4M3); scores are float32. Index arrays are int32 or int64; caches are uint8.\n\n"
             "Kokkos reads its own options (--kokkos-...) before the command sees its arguments; the "
             "program runs on Kokkos' default execution space.\n\n"
             "Exit status: 0 success; 1 an I/O or other failure; 2 invalid arguments or input (a "
