@@ -25,15 +25,8 @@ DecodeCheck run_generic(const DecodeCase& c) {
 class DecodeMatrix : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(DecodeMatrix, RaggedBatchMatchesReference) {
-  DecodeCase c;
-  c.qg = std::get<0>(GetParam());
-  c.block_size = std::get<1>(GetParam());
-  // 0, 1, 15, 16, 17, 255, 256, 257, ~3000, and the table's maximum.
-  c.seq_lens = {0, 1, 15, 16, 17, 255, 256, 257, 3001};
-  c.max_blocks_per_seq = (3001 + c.block_size - 1) / c.block_size + 1;
-  c.seq_lens.push_back(c.max_blocks_per_seq * c.block_size);
-  c.seed = 100 + c.qg * 7 + c.block_size;
-  run_generic(c);
+  const int qg = std::get<0>(GetParam()), bs = std::get<1>(GetParam());
+  run_generic(ragged_matrix_case(qg, bs, 3001, 100 + qg * 7 + bs));
 }
 
 INSTANTIATE_TEST_SUITE_P(QgBlock, DecodeMatrix,
@@ -42,13 +35,7 @@ INSTANTIATE_TEST_SUITE_P(QgBlock, DecodeMatrix,
 class DecodePartitions : public ::testing::TestWithParam<int> {};
 
 TEST_P(DecodePartitions, ForcedPartitionCountMatchesReference) {
-  DecodeCase c;
-  c.qg = 8;
-  c.block_size = 32;
-  c.seq_lens = {2999, 17, 0, 1024};
-  c.partitions = GetParam();
-  c.seed = 7 + GetParam();
-  run_generic(c);
+  run_generic(forced_partitions_case(GetParam(), 7 + GetParam()));
 }
 
 INSTANTIATE_TEST_SUITE_P(P, DecodePartitions, ::testing::Values(1, 2, 3, 7, 16, 64, 255, 512));

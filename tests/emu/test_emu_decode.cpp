@@ -396,16 +396,8 @@ BothPaths check_both(const DecodeCase& c, const Variant& v = {}) {
 class EmuDecodeMatrix : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(EmuDecodeMatrix, RaggedBatchMatchesReferenceAndGeneric) {
-  DecodeCase c;
-  c.qg = std::get<0>(GetParam());
-  c.block_size = std::get<1>(GetParam());
-  // 0, 1, 15, 16, 17, 255, 256, 257, a longer one, and the table's maximum (one block more
-  // than the longest, so the window is rarely a multiple of the tile-group).
-  c.seq_lens = {0, 1, 15, 16, 17, 255, 256, 257, 1100};
-  c.max_blocks_per_seq = (1100 + c.block_size - 1) / c.block_size + 1;
-  c.seq_lens.push_back(c.max_blocks_per_seq * c.block_size);
-  c.seed = 1000 + c.qg * 7 + c.block_size;
-  check_both(c);
+  const int qg = std::get<0>(GetParam()), bs = std::get<1>(GetParam());
+  check_both(ragged_matrix_case(qg, bs, 1100, 1000 + qg * 7 + bs));
 }
 
 INSTANTIATE_TEST_SUITE_P(QgBlock, EmuDecodeMatrix,
@@ -414,13 +406,7 @@ INSTANTIATE_TEST_SUITE_P(QgBlock, EmuDecodeMatrix,
 class EmuDecodePartitions : public ::testing::TestWithParam<int> {};
 
 TEST_P(EmuDecodePartitions, ForcedPartitionCountMatchesReferenceAndGeneric) {
-  DecodeCase c;
-  c.qg = 8;
-  c.block_size = 32;
-  c.seq_lens = {2999, 17, 0, 1024};
-  c.partitions = GetParam();
-  c.seed = 70 + GetParam();
-  check_both(c);
+  check_both(forced_partitions_case(GetParam(), 70 + GetParam()));
 }
 
 // 1 .. 512 partitions, powers of two or not: one partition walking every tile-group (TGPP up

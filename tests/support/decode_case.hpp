@@ -50,6 +50,31 @@ struct DecodeCase {
   }
 };
 
+// The ragged batch of the decode test matrix: 0, 1, 15, 16, 17, 255, 256, 257, a longer
+// sequence, and the table's maximum (one block more than the longest, so the window is
+// rarely a multiple of a tile-group). Shared by every decode path's tests.
+inline DecodeCase ragged_matrix_case(int qg, int block_size, int longest, std::uint64_t seed) {
+  DecodeCase c;
+  c.qg = qg;
+  c.block_size = block_size;
+  c.seq_lens = {0, 1, 15, 16, 17, 255, 256, 257, longest};
+  c.max_blocks_per_seq = (longest + block_size - 1) / block_size + 1;
+  c.seq_lens.push_back(c.max_blocks_per_seq * block_size);
+  c.seed = seed;
+  return c;
+}
+
+// A forced partition count over a mix of long, short and empty sequences.
+inline DecodeCase forced_partitions_case(int partitions, std::uint64_t seed) {
+  DecodeCase c;
+  c.qg = 8;
+  c.block_size = 32;
+  c.seq_lens = {2999, 17, 0, 1024};
+  c.partitions = partitions;
+  c.seed = seed;
+  return c;
+}
+
 // Host-side data of a built case.
 struct DecodeData {
   int num_seqs = 0, hq = 0, max_blocks = 0;
