@@ -198,21 +198,4 @@ void register_all(bool full) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  Kokkos::ScopeGuard guard(argc, argv);
-  bool full = false;
-  std::vector<char*> args;
-  for (int i = 0; i < argc; ++i) {
-    if (std::string(argv[i]) == "--uq_full") full = true;
-    else args.push_back(argv[i]);
-  }
-  int n = static_cast<int>(args.size());
-  benchmark::Initialize(&n, args.data());
-  benchmark::AddCustomContext("uq_execution_space", Exec::name());
-  benchmark::AddCustomContext("uq_device", uq::impl::device_info(Exec()).name);
-  benchmark::AddCustomContext("copy_GB/s", std::to_string(uqbench::copy_bandwidth().gb_per_s));
-  register_all(full);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return uqbench::benchmark_main(argc, argv, register_all); }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cli/copy_bandwidth.hpp"
+#include "uq/impl/device_info.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>
@@ -90,6 +92,29 @@ inline void set_bandwidth_counters(benchmark::State& state, double bytes_per_ite
   state.counters["FOM: GB/s"] = gbs;
   state.counters["copy_GB/s"] = copy_bandwidth().gb_per_s;
   state.counters["pct_copy"] = 100.0 * gbs / copy_bandwidth().gb_per_s;
+}
+
+// main() of every benchmark program: Kokkos up, Google Benchmark flags parsed, the
+// context recorded (execution space, device, copy bandwidth), then register_all(full)
+// (full: --uq_full, the device sweep even on a host backend) and the runs.
+template <class Register>
+int benchmark_main(int argc, char** argv, Register register_all) {
+  Kokkos::ScopeGuard guard(argc, argv);
+  bool full = false;
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::string(argv[i]) == "--uq_full") full = true;
+    else args.push_back(argv[i]);
+  }
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  benchmark::AddCustomContext("uq_execution_space", Exec::name());
+  benchmark::AddCustomContext("uq_device", uq::impl::device_info(Exec()).name);
+  benchmark::AddCustomContext("copy_GB/s", std::to_string(copy_bandwidth().gb_per_s));
+  register_all(full);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
 }
 
 }  // namespace uqbench

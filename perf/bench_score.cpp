@@ -1,0 +1,133 @@
+// Google Benchmark: the NVFP4 index scorer (uq::ScorePlan) at the served shapes of the
+// model it serves (nvfp4-index-sources.md: 4 query rows x 1 head and 8 rows x 4 heads,
+// batch 32, 128k context) and a small sweep, against the copy bandwidth measured in the
+// same process. Bytes: every page of every request once (9216 B) plus q, the block table
+// and the written scores.
+//
+//   bench_score [--uq_full] [google benchmark flags]
+#include "bench_support.hpp"
+#include "uq/uq.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using uqbench::Exec;
+using Mem = Exec::memory_space;
+template <class T>
+using DView = Kokkos::View<T, Kokkos::LayoutRight, Mem>;
+
+struct ScoreShapeArgs {
+  int batch, context, query_len, heads;
+  std::string name() const {
+    return "B" + std::to_string(batch) + "/ctx" + std::to_string(context) + "/QL" + std::to_string(query_len) +
+           "/H" + std::to_string(heads);
+  }
+  int blocks() const { return (context + 127) / 128; }
+};
+
+struct ScoreInputs {
+  DView<std::uint8_t***> q;
+  DView<std::uint8_t**> cache;
+  DView<std::int32_t**> tables;
+  DView<std::int32_t*> lens;
+};
+
+KOKKOS_INLINE_FUNCTION std::uint32_t mix(std::uint64_t x) {
+  x ^= x >> 31;
+  x *= 0x9e3779b97f4a7c15ull;
+  x ^= x >> 29;
+  return static_cast<std::uint32_t>(x);
+}
+
+ScoreInputs make_inputs(const ScoreShapeArgs& s, std::uint64_t seed) {
+  ScoreInputs in;
+  const int nb = s.blocks();
+  const std::int64_t pages = static_cast<std::int64_t>(s.batch) * nb;
+  in.q = decltype(in.q)("q", s.batch * s.query_len, s.heads, 128);
+  in.cache = decltype(in.cache)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "cache"), pages, 9216);
+  in.tables = decltype(in.tables)("tables", s.batch, nb);
+  in.lens = decltype(in.lens)("lens", s.batch);
+  auto flat = Kokkos::View<std::uint8_t*, Mem, Kokkos::MemoryUnmanaged>(in.cache.data(), in.cache.size());
+  Kokkos::parallel_for(
+      "bench::fill_index_cache", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, flat.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        const std::uint32_t h = mix(static_cast<std::uint64_t>(i) + seed);
+        // codes random; scale bytes (page offset >= 8192) E4M3 values in [0.25, 8)
+        flat(i) = static_cast<std::uint8_t>(i % 9216 >= 8192 ? 0x28 + h % 40 : h);
+      });
+  auto q = in.q;
+  Kokkos::parallel_for(
+      "bench::fill_index_q", Kokkos::RangePolicy<Exec>(0, static_cast<int>(q.size())), KOKKOS_LAMBDA(const int i) {
+        const std::uint32_t h = mix(static_cast<std::uint64_t>(i) * 7 + seed);
+        q.data()[i] = static_cast<std::uint8_t>((h % 0x70) | (h & 0x80));  // finite E4M3, both signs
+      });
+  std::vector<std::int32_t> perm(static_cast<std::size_t>(pages));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937(static_cast<unsigned>(seed)));
+  auto ht = Kokkos::create_mirror_view(in.tables);
+  auto hl = Kokkos::create_mirror_view(in.lens);
+  for (int b = 0; b < s.batch; ++b) {
+    hl(b) = s.context;
+    for (int j = 0; j < nb; ++j) ht(b, j) = perm[static_cast<std::size_t>(b) * nb + j];
+  }
+  Kokkos::deep_copy(in.tables, ht);
+  Kokkos::deep_copy(in.lens, hl);
+  Exec().fence();
+  return in;
+}
+
+void bench_score(benchmark::State& state, ScoreShapeArgs s) {
+  const int nb = s.blocks();
+  const double bytes = static_cast<double>(s.batch) * nb * 9216.0 + 4.0 * s.batch * nb +
+                       static_cast<double>(s.batch) * s.query_len * s.heads * (128.0 + 4.0 * nb);
+  const int copies = uqbench::cold_copies(static_cast<std::size_t>(bytes));
+  std::vector<ScoreInputs> inputs;
+  for (int i = 0; i < copies; ++i) inputs.push_back(make_inputs(s, 99 + i));
+  uq::ScoreConfig cfg;
+  cfg.query_len = s.query_len;
+  cfg.local_blocks = 1;
+  cfg.check = false;
+  const Exec exec;
+  uq::ScorePlan<Exec> plan(exec, uq::ScoreShape{s.batch, s.query_len, s.heads, nb}, cfg);
+  DView<float***> scores("scores", s.heads, s.batch * s.query_len, nb);
+  for (const auto& in : inputs) plan.run(in.q, in.cache, in.tables, in.lens, scores);  // warm-up
+  double total = 0.0;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const ScoreInputs& in = inputs[i++ % inputs.size()];
+    const double t = uqbench::time_on_device(exec, [&] { plan.run(in.q, in.cache, in.tables, in.lens, scores); });
+    state.SetIterationTime(t);
+    total += t;
+  }
+  uqbench::set_bandwidth_counters(state, bytes, total);
+  state.counters["cold_copies"] = copies;
+  state.SetLabel(std::string(uq::path_name(plan.path())) + " on " + plan.device().name);
+  if (!plan.status().ok()) state.SkipWithError(("device status: " + plan.status().describe()).c_str());
+}
+
+void register_all(bool full) {
+  const bool host = uqbench::on_host() && !full;
+  std::vector<ScoreShapeArgs> shapes;
+  // The served shapes: MTP with 4 query rows x 1 head, and 8 rows x 4 heads, batch 32.
+  const int ctx = host ? 16384 : 131072;
+  shapes.push_back({host ? 4 : 32, ctx, 4, 1});
+  shapes.push_back({host ? 4 : 32, ctx, 8, 4});
+  for (int b : host ? std::vector<int>{1} : std::vector<int>{1, 8, 64}) shapes.push_back({b, ctx, 1, 1});
+  for (const auto& s : shapes)
+    benchmark::RegisterBenchmark(("score/" + s.name()).c_str(), [=](benchmark::State& st) { bench_score(st, s); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return uqbench::benchmark_main(argc, argv, register_all); }
