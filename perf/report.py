@@ -51,16 +51,18 @@ def plot(rows, png):
         return
     series = {}
     for b in rows:
-        m = re.match(r"(decode\w*)/B(\d+)/ctx(\d+)/QG(\d+)", b["name"])
+        # the full decode (partitions + reducer) of each path and device; not the stages
+        m = re.match(r"(decode|decode_generic)/B(\d+)/ctx(\d+)/QG(\d+)", b["name"])
         if not m:
             continue
-        key = f"{m.group(1)} B={m.group(2)} QG={m.group(4)} ({b.get('label', '').split(' on ')[0]})"
+        key = f"B={m.group(2)} QG={m.group(4)}: {b.get('label', m.group(1))}"
         series.setdefault(key, []).append((int(m.group(3)), b.get("FOM: GB/s", 0.0)))
     fig, ax = plt.subplots(figsize=(8, 5))
     for key, pts in sorted(series.items()):
         pts.sort()
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=key)
     ax.set_xscale("log", base=2)
+    ax.set_yscale("log")  # CPU and GPU paths differ by three orders of magnitude
     ax.set_xlabel("context (tokens per sequence)")
     ax.set_ylabel("GB/s (cache bytes / time)")
     ax.legend(fontsize=7)
