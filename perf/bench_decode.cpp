@@ -26,15 +26,6 @@ namespace {
 using uqbench::Exec;
 using Mem = Exec::memory_space;
 
-KOKKOS_INLINE_FUNCTION std::uint32_t hash32(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return static_cast<std::uint32_t>(x);
-}
-
 struct DecodeShapeArgs {
   int batch, context, qg, kv_heads, block_size;
   std::string name() const {
@@ -67,29 +58,17 @@ DecodeInputs make_inputs(const DecodeShapeArgs& s, std::uint64_t seed) {
       "bench::fill_cache", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, bytes),
       KOKKOS_LAMBDA(const std::int64_t i) {
         const int o = static_cast<int>(i % 272);
-        const std::uint32_t h = hash32(static_cast<std::uint64_t>(i) * 31 + seed);
+        const std::uint32_t h = uqbench::hash32(static_cast<std::uint64_t>(i) * 31 + seed);
         const bool scale = (o >= 128 && o < 136) || (o >= 264);
         flat(i) = static_cast<std::uint8_t>(scale ? 118 + h % 12 : h);
       });
   auto q = in.q;
   Kokkos::parallel_for(
       "bench::fill_q", Kokkos::RangePolicy<Exec>(0, static_cast<int>(q.size())), KOKKOS_LAMBDA(const int i) {
-        const float x = (static_cast<float>(hash32(static_cast<std::uint64_t>(i) + seed * 7) % 2001) - 1000.0f) / 400.0f;
+        const float x = (static_cast<float>(uqbench::hash32(static_cast<std::uint64_t>(i) + seed * 7) % 2001) - 1000.0f) / 400.0f;
         q.data()[i] = uq::codec::float_to_bf16(x);
       });
-  // Each sequence's blocks scattered over the cache, as a real allocator leaves them.
-  std::vector<std::int32_t> perm(static_cast<std::size_t>(blocks));
-  std::iota(perm.begin(), perm.end(), 0);
-  std::shuffle(perm.begin(), perm.end(), std::mt19937(static_cast<unsigned>(seed)));
-  auto ht = Kokkos::create_mirror_view(in.tables);
-  auto hl = Kokkos::create_mirror_view(in.lens);
-  for (int b = 0; b < s.batch; ++b) {
-    hl(b) = s.context;
-    for (int j = 0; j < nb; ++j) ht(b, j) = perm[static_cast<std::size_t>(b) * nb + j];
-  }
-  Kokkos::deep_copy(in.tables, ht);
-  Kokkos::deep_copy(in.lens, hl);
-  Exec().fence();
+  uqbench::fill_scattered_tables(in.tables, in.lens, s.context, seed);
   return in;
 }
 
@@ -147,8 +126,8 @@ void bench_write_kv(benchmark::State& state, int tokens, int kv_heads) {
   Kokkos::View<std::uint8_t****, Kokkos::LayoutRight, Mem> cache("cache", blocks, block_size, kv_heads, 272);
   Kokkos::parallel_for(
       "bench::fill_kv", Kokkos::RangePolicy<Exec>(0, static_cast<int>(k.size())), KOKKOS_LAMBDA(const int i) {
-        k.data()[i] = uq::codec::float_to_bf16((static_cast<float>(hash32(i) % 1001) - 500.0f) / 100.0f);
-        v.data()[i] = uq::codec::float_to_bf16((static_cast<float>(hash32(i + 7) % 1001) - 500.0f) / 100.0f);
+        k.data()[i] = uq::codec::float_to_bf16((static_cast<float>(uqbench::hash32(i) % 1001) - 500.0f) / 100.0f);
+        v.data()[i] = uq::codec::float_to_bf16((static_cast<float>(uqbench::hash32(i + 7) % 1001) - 500.0f) / 100.0f);
         if (i < tokens) slots(i) = i + 3;
       });
   uq::WriteKvConfig cfg;

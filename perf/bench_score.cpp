@@ -41,13 +41,6 @@ struct ScoreInputs {
   DView<std::int32_t*> lens;
 };
 
-KOKKOS_INLINE_FUNCTION std::uint32_t mix(std::uint64_t x) {
-  x ^= x >> 31;
-  x *= 0x9e3779b97f4a7c15ull;
-  x ^= x >> 29;
-  return static_cast<std::uint32_t>(x);
-}
-
 ScoreInputs make_inputs(const ScoreShapeArgs& s, std::uint64_t seed) {
   ScoreInputs in;
   const int nb = s.blocks();
@@ -60,28 +53,17 @@ ScoreInputs make_inputs(const ScoreShapeArgs& s, std::uint64_t seed) {
   Kokkos::parallel_for(
       "bench::fill_index_cache", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, flat.extent(0)),
       KOKKOS_LAMBDA(const std::int64_t i) {
-        const std::uint32_t h = mix(static_cast<std::uint64_t>(i) + seed);
+        const std::uint32_t h = uqbench::hash32(static_cast<std::uint64_t>(i) + seed);
         // codes random; scale bytes (page offset >= 8192) E4M3 values in [0.25, 8)
         flat(i) = static_cast<std::uint8_t>(i % 9216 >= 8192 ? 0x28 + h % 40 : h);
       });
   auto q = in.q;
   Kokkos::parallel_for(
       "bench::fill_index_q", Kokkos::RangePolicy<Exec>(0, static_cast<int>(q.size())), KOKKOS_LAMBDA(const int i) {
-        const std::uint32_t h = mix(static_cast<std::uint64_t>(i) * 7 + seed);
+        const std::uint32_t h = uqbench::hash32(static_cast<std::uint64_t>(i) * 7 + seed);
         q.data()[i] = static_cast<std::uint8_t>((h % 0x70) | (h & 0x80));  // finite E4M3, both signs
       });
-  std::vector<std::int32_t> perm(static_cast<std::size_t>(pages));
-  std::iota(perm.begin(), perm.end(), 0);
-  std::shuffle(perm.begin(), perm.end(), std::mt19937(static_cast<unsigned>(seed)));
-  auto ht = Kokkos::create_mirror_view(in.tables);
-  auto hl = Kokkos::create_mirror_view(in.lens);
-  for (int b = 0; b < s.batch; ++b) {
-    hl(b) = s.context;
-    for (int j = 0; j < nb; ++j) ht(b, j) = perm[static_cast<std::size_t>(b) * nb + j];
-  }
-  Kokkos::deep_copy(in.tables, ht);
-  Kokkos::deep_copy(in.lens, hl);
-  Exec().fence();
+  uqbench::fill_scattered_tables(in.tables, in.lens, s.context, seed);
   return in;
 }
 

@@ -12,6 +12,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -50,6 +53,35 @@ double time_on_device(const Exec& exec, F&& f) {
   f();
   exec.fence();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// A counter-based hash: input data that is the same on every backend, made on the device.
+KOKKOS_INLINE_FUNCTION std::uint32_t hash32(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return static_cast<std::uint32_t>(x);
+}
+
+// Block tables [batch, blocks] over a cache of batch * blocks pages, each sequence's
+// pages scattered as a real allocator leaves them; every length = context.
+template <class Tables, class Lens>
+void fill_scattered_tables(const Tables& tables, const Lens& lens, int context, std::uint64_t seed) {
+  const int batch = static_cast<int>(tables.extent(0)), nb = static_cast<int>(tables.extent(1));
+  std::vector<std::int32_t> perm(static_cast<std::size_t>(batch) * nb);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937(static_cast<unsigned>(seed)));
+  auto ht = Kokkos::create_mirror_view(tables);
+  auto hl = Kokkos::create_mirror_view(lens);
+  for (int b = 0; b < batch; ++b) {
+    hl(b) = context;
+    for (int j = 0; j < nb; ++j) ht(b, j) = perm[static_cast<std::size_t>(b) * nb + j];
+  }
+  Kokkos::deep_copy(tables, ht);
+  Kokkos::deep_copy(lens, hl);
+  Exec().fence();
 }
 
 // The copy bandwidth of this process's execution space, measured on first use.
