@@ -50,10 +50,18 @@ TEST(Backend, NativeIsAnErrorWhereNoNativePathExists) {
                        {"ineligible shape"});
 }
 
-TEST(Backend, ThisBuildsDefaultSpaceIsGeneric) {
+// Auto on this build's default space: generic on the host backends; the Hopper kernels in a
+// CUDA build run on a compute capability 9.x device; generic on any other GPU.
+TEST(Backend, ThisBuildsDefaultSpaceTakesItsNativePathOnlyWhereBuilt) {
   const DeviceInfo d = uq::impl::device_info(uqtest::Exec());
   EXPECT_FALSE(d.name.empty());
-  EXPECT_EQ(uq::select_path("f", d, Backend::Auto, true, uq::impl::built_paths()), Path::Generic);
+  const Path got = uq::select_path("f", d, Backend::Auto, true, uq::impl::built_paths());
+  const bool hopper = d.kind == ExecKind::Cuda && d.arch.rfind("sm_90", 0) == 0;
+  if (hopper && uq::impl::built_paths().sm90)
+    EXPECT_EQ(got, Path::Sm90);
+  else if (d.kind != ExecKind::Hip)
+    EXPECT_EQ(got, Path::Generic) << d.name << " (" << d.arch << ")";
+  EXPECT_EQ(got, uq::native_path_for(d, uq::impl::built_paths()));
 }
 
 // The launcher's algorithm (spec ultraquant.md §5) on the worked cases of

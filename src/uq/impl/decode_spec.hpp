@@ -19,6 +19,11 @@
 // UQ_ENABLE_GFX950 and put arch/ on the include path).
 #include "gfx950/decode_views.hpp"
 #endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
+// The Hopper kernels' launchers (library uq_sm90, whose usage requirements define
+// UQ_ENABLE_SM90 and put arch/ on the include path).
+#include "sm90/decode_views.hpp"
+#endif
 
 namespace uq {
 namespace impl {
@@ -51,6 +56,15 @@ struct DecodeSpec {
       }
     }
 #endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
+    if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+      if (path == Path::Sm90) {
+        sm90::launch_decode_partitions(sm90::decode_partitions_launch(
+            q, cache, block_tables, seq_lens, out, counts, p, num_seqs, static_cast<void*>(exec.cuda_stream())));
+        return;
+      }
+    }
+#endif
     (void)path;  // select_path gives a tuned path only where this build has its launcher
     switch (p.qg) {  // the query group size is a compile-time constant of the kernel
       case 6: return generic<6>(exec, q, cache, block_tables, seq_lens, out, counts, p, num_seqs);
@@ -68,6 +82,15 @@ struct DecodeSpec {
       if (path == Path::Gfx950) {
         gfx950::launch_decode_reduce(
             gfx950::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.hip_stream())));
+        return;
+      }
+    }
+#endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
+    if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+      if (path == Path::Sm90) {
+        sm90::launch_decode_reduce(
+            sm90::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.cuda_stream())));
         return;
       }
     }

@@ -1,0 +1,40 @@
+// Launcher of the sm90 decode partition kernel (launch_decode.hpp): checks, picks the kernel
+// instance for QG, launches on the caller's stream. Compiled by nvcc for sm_90 into uq_sm90.
+#include "sm90/decode_kernel.cuh"
+#include "sm90/launch_checks.hpp"
+#include "sm90/launch_decode.hpp"
+
+#include <cuda_runtime.h>
+
+namespace uq::sm90 {
+namespace {
+
+template <int QG>
+void launch(const DecodeKernelArgs& a, std::int64_t blocks, cudaStream_t stream) {
+  constexpr int smem = decode_smem_bytes(QG);
+  static_assert(smem <= 48 * 1024, "the partition kernel needs no opt-in shared memory");
+  if (a.flags & kAsyncLoads)
+    decode_partitions_kernel<QG, true><<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(a);
+  else  // a cache whose slots are not 16-byte aligned (padded slots, offset views): plain loads
+    decode_partitions_kernel<QG, false><<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(a);
+}
+
+}  // namespace
+
+void launch_decode_partitions(const DecodePartitionsLaunch& l) {
+  const DecodeKernelArgs a = make_decode_kernel_args(l);
+  const std::int64_t blocks = decode_partitions_blocks(l);
+  if (blocks == 0) return;
+  auto stream = static_cast<cudaStream_t>(l.stream);
+  switch (l.qg) {
+    case 6: launch<6>(a, blocks, stream); break;
+    case 8: launch<8>(a, blocks, stream); break;
+    default: launch<16>(a, blocks, stream); break;  // qg checked: 16
+  }
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw uq::Error("uq::sm90::launch_decode_partitions", "kernel launch", "cudaSuccess (an sm_90 device)",
+                    std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e));
+}
+
+}  // namespace uq::sm90

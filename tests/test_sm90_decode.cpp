@@ -1,0 +1,340 @@
+// The Hopper (sm_90) decode path (arch/sm90) against the float64 reference and against the
+// generic path on the same inputs: the whole decode matrix (QG 6/8/16 x block sizes 16..256,
+// ragged lengths 0, 1, 15, 16, 17, 255, 256, 257, ...), forced partition counts, raw and
+// pre-rotated q, strided and dense q, several KV heads, padded and misaligned caches (the
+// synchronous-copy kernels), saturating queries, large and tiny cache values, bad block ids
+// and lengths (masked and counted), plan reuse. Backend::Native throughout: on a build or
+// device without the sm90 path these tests FAIL (they never skip).
+#include "support/decode_case.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+using namespace uqtest;
+
+#if defined(UQ_ENABLE_SM90)
+
+uq::DecodeConfig config_for(const DecodeCase& c, uq::Backend backend) {
+  uq::DecodeConfig cfg;
+  cfg.softmax_scale = c.scale;
+  cfg.q_rotated = c.q_rotated;
+  cfg.partitions = c.partitions;
+  cfg.backend = backend;
+  return cfg;
+}
+
+DecodeCheck run_path(const DecodeCase& c, uq::Backend backend) {
+  return check_decode(c, [&](auto q, auto cache, auto tables, auto lens, auto out) {
+    uq::decode(q, cache, tables, lens, out, config_for(c, backend));
+  });
+}
+
+DecodeCheck run_sm90(const DecodeCase& c) { return run_path(c, uq::Backend::Native); }
+
+// The cache copied to `offset` bytes past a 16-byte aligned allocation: offset 4 leaves every
+// slot 4-byte aligned (the 4-byte copy kernel), offset 1 leaves it unaligned (byte copies).
+DecodeCheck run_sm90_offset_cache(const DecodeCase& c, int offset) {
+  return check_decode(c, [&](auto q, auto cache, auto tables, auto lens, auto out) {
+    DeviceView<std::uint8_t*> buffer("offset_cache", cache.size() + 16);
+    Kokkos::View<std::uint8_t****, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> shifted(
+        buffer.data() + offset, cache.extent(0), cache.extent(1), cache.extent(2), cache.extent(3));
+    Kokkos::deep_copy(shifted, cache);
+    Kokkos::View<const std::uint8_t****, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> view = shifted;
+    uq::decode(q, view, tables, lens, out, config_for(c, uq::Backend::Native));
+  });
+}
+
+TEST(Sm90Decode, ThisDeviceIsHopperAndNativeSelectsSm90) {
+  const uq::DeviceInfo d = uq::impl::device_info(Exec());
+  ASSERT_EQ(d.arch.rfind("sm_90", 0), 0u) << "the sm90 tests need a compute capability 9.x device, got '"
+                                          << d.arch << "' (" << d.name << ")";
+  EXPECT_TRUE(uq::impl::built_paths().sm90);
+  uq::DecodeShape shape{4, 1, 6, 64, 100};
+  uq::DecodeConfig cfg;
+  cfg.backend = uq::Backend::Native;
+  EXPECT_EQ(uq::DecodePlan<Exec>(Exec(), shape, cfg).path(), uq::Path::Sm90);
+  cfg.backend = uq::Backend::Auto;
+  EXPECT_EQ(uq::DecodePlan<Exec>(Exec(), shape, cfg).path(), uq::Path::Sm90);
+  cfg.backend = uq::Backend::Generic;
+  EXPECT_EQ(uq::DecodePlan<Exec>(Exec(), shape, cfg).path(), uq::Path::Generic);
+}
+
+class Sm90DecodeMatrix : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(Sm90DecodeMatrix, RaggedBatchMatchesReference) {
+  const int qg = std::get<0>(GetParam()), bs = std::get<1>(GetParam());
+  run_sm90(ragged_matrix_case(qg, bs, 3001, 100 + qg * 7 + bs));
+}
+
+INSTANTIATE_TEST_SUITE_P(QgBlock, Sm90DecodeMatrix,
+                         ::testing::Combine(::testing::Values(6, 8, 16), ::testing::Values(16, 32, 64, 128, 256)));
+
+class Sm90DecodePartitions : public ::testing::TestWithParam<int> {};
+
+TEST_P(Sm90DecodePartitions, ForcedPartitionCountMatchesReference) {
+  DecodeCase c = forced_partitions_case(GetParam(), 7 + GetParam());
+  run_sm90(c);
+  for (int qg : {6, 16}) {  // one tile-group per warp and several per partition, both row blocks
+    c.qg = qg;
+    c.seed += 1000;
+    run_sm90(c);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(P, Sm90DecodePartitions, ::testing::Values(1, 2, 3, 7, 16, 64, 255, 512));
+
+// Serving-size contexts with the default partition choice: 75000 tokens (the headline
+// context, P = 512 with 293 non-empty partitions) and 140000 (P = 512, TGPP = 2: two
+// tile-groups per partition), next to a 1-token sequence.
+TEST(Sm90Decode, LongContextsWithDefaultPartitions) {
+  DecodeCase c;
+  c.qg = 6;
+  c.block_size = 64;
+  c.seq_lens = {75000, 140000, 1};
+  c.spare_blocks = 1;
+  c.seed = 75;
+  run_sm90(c);
+}
+
+TEST(Sm90Decode, PreRotatedQueryMatchesReference) {
+  for (int qg : {6, 16}) {
+    DecodeCase c;
+    c.qg = qg;
+    c.q_rotated = true;
+    c.seq_lens = {257, 1, 1500};
+    c.q_sigma = 0.3f;
+    c.seed = 40 + qg;
+    run_sm90(c);
+  }
+}
+
+TEST(Sm90Decode, SeveralKvHeadsAndDenseQuery) {
+  DecodeCase c;
+  c.qg = 6;
+  c.num_kv_heads = 3;
+  c.block_size = 16;
+  c.strided_q = false;
+  c.seq_lens = {33, 700, 15};
+  run_sm90(c);
+  c.qg = 16;
+  c.num_kv_heads = 2;
+  c.block_size = 128;
+  c.seed = 5;
+  run_sm90(c);
+}
+
+TEST(Sm90Decode, PaddedSlotsTakeTheAsyncOrTheWordCopyKernel) {
+  for (int slot_bytes : {288, 276, 400}) {  // 16-byte aligned slots (cp.async) and 4-byte aligned ones
+    DecodeCase c;
+    c.slot_bytes = slot_bytes;
+    c.num_kv_heads = 2;
+    c.seq_lens = {300, 65};
+    c.seed = slot_bytes;
+    run_sm90(c);
+  }
+}
+
+TEST(Sm90Decode, MisalignedCacheViewsTakeTheCopyKernels) {
+  for (int offset : {4, 1}) {
+    DecodeCase c;
+    c.qg = 8;
+    c.seq_lens = {300, 17, 0};
+    c.seed = 60 + offset;
+    run_sm90_offset_cache(c, offset);
+  }
+}
+
+TEST(Sm90Decode, LargeQueriesSaturateE4M3AndOtherScales) {
+  for (float scale : {1.0f / 16.0f, 0.75f, 1e-3f}) {
+    DecodeCase c;
+    c.qg = 8;
+    c.q_sigma = scale > 0.5f ? 1.0f : 600.0f;
+    c.scale = scale;
+    c.seq_lens = {513, 64};
+    c.seed = static_cast<std::uint64_t>(scale * 1e4);
+    run_sm90(c);
+  }
+}
+
+TEST(Sm90Decode, LargeAndTinyCacheValues) {
+  // sigma 100: UE8M0 bytes above 128 (group scales 2^2 .. 2^6), where 2^(b - 1) would overflow
+  // bf16; sigma 1e-20: bytes near 60. The small softmax scale keeps attention spread out.
+  for (float sigma : {100.0f, 1e-20f}) {
+    DecodeCase c;
+    c.qg = 6;
+    c.kv_sigma = sigma;
+    c.scale = sigma > 1.0f ? 1e-4f : 1.0f / 16.0f;
+    c.seq_lens = {700, 33};
+    c.seed = 70 + static_cast<std::uint64_t>(sigma > 1.0f);
+    run_sm90(c);
+  }
+}
+
+TEST(Sm90Decode, BadDataMaskedCountedAndMatchingReference) {
+  for (int hk : {1, 2}) {
+    DecodeCase c;
+    c.qg = 6;
+    c.num_kv_heads = hk;
+    c.block_size = 32;
+    c.seq_lens = {190, 64, 100, 50};
+    c.max_blocks_per_seq = 8;
+    c.bad_blocks = {{0, 1}, {0, 6}, {2, 0}};  // block 6 of seq 0 is not needed: not counted
+    c.raw_seq_len_overrides = {{1, -5}, {3, 8 * 32 + 40}};
+    uq::Status st;
+    check_decode(c, [&](auto q, auto cache, auto tables, auto lens, auto out) {
+      uq::DecodeConfig cfg = config_for(c, uq::Backend::Native);
+      cfg.check = false;
+      uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(q, cache, tables, cfg), cfg);
+      ASSERT_EQ(plan.path(), uq::Path::Sm90);
+      plan.run(q, cache, tables, lens, out);
+      st = plan.status();
+    });
+    EXPECT_EQ(st[uq::Counter::bad_block_ids], 2u) << "hk " << hk;  // counted in KV head 0 only
+    EXPECT_EQ(st[uq::Counter::negative_seq_lens], 1u);
+    EXPECT_EQ(st[uq::Counter::long_seq_lens], 1u);
+    EXPECT_EQ(st[uq::Counter::bad_slots], 0u);
+  }
+}
+
+TEST(Sm90Decode, EveryBlockBadGivesZerosAndCheckedCallThrows) {
+  DecodeCase c;
+  c.block_size = 16;
+  c.seq_lens = {40, 5};
+  c.bad_blocks = {{0, 0}, {0, 1}, {0, 2}};
+  uq::Status st;
+  check_decode(c, [&](auto q, auto cache, auto tables, auto lens, auto out) {
+    uq::DecodeConfig cfg = config_for(c, uq::Backend::Native);
+    cfg.check = false;
+    uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(q, cache, tables, cfg), cfg);
+    plan.run(q, cache, tables, lens, out);
+    st = plan.status();
+    expect_error([&] { uq::decode(q, cache, tables, lens, out, config_for(c, uq::Backend::Native)); },
+                 {"uq::decode", "block_tables/seq_lens", "bad_block_ids=3"});
+  });
+  EXPECT_EQ(st[uq::Counter::bad_block_ids], 3u);
+}
+
+// Plan reuse (a CUDA-graph-style replay: same grid, no allocation) gives identical bits, the
+// two stages run separately give the same bits as run(), and every partition row is written.
+TEST(Sm90Decode, PlanReuseAndStagesGiveIdenticalBitsAndWriteEveryRow) {
+  DecodeCase c;
+  c.qg = 8;
+  c.num_kv_heads = 2;
+  c.seq_lens = {1000, 3, 0, 257};
+  const DecodeData d = build_decode_data(c);
+  const int heads = d.hq + 2 * c.num_kv_heads;
+  std::vector<uq::bf16> qkv(d.qkv.size());
+  for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i].bits = d.qkv[i];
+  auto fused = to_device(qkv, "qkv", d.num_seqs, heads, 256);
+  auto q = Kokkos::subview(fused, Kokkos::ALL, std::make_pair(0, d.hq), Kokkos::ALL);
+  auto cache = to_device(d.cache, "cache", d.num_blocks, c.block_size, c.num_kv_heads, c.slot_bytes);
+  auto tables = to_device(d.tables, "tables", d.num_seqs, d.max_blocks);
+  auto lens = to_device(d.seq_lens, "lens", d.num_seqs);
+  uq::DecodeConfig cfg;
+  cfg.backend = uq::Backend::Native;
+  cfg.check = false;
+  uq::DecodePlan<Exec> plan(Exec(), uq::DecodeShape{8, c.num_kv_heads, c.qg, c.block_size, d.max_blocks}, cfg);
+  ASSERT_EQ(plan.path(), uq::Path::Sm90);
+  DeviceView<uq::bf16***> a("a", d.num_seqs, d.hq, 256), b("b", d.num_seqs, d.hq, 256);
+  Kokkos::deep_copy(a, uq::bf16{kPoisonBf16});
+  plan.run(q, cache, tables, lens, a);
+  const auto first = to_host(a);
+  for (int rep = 0; rep < 3; ++rep) {
+    Kokkos::deep_copy(b, uq::bf16{kPoisonBf16});
+    if (rep == 2) {
+      plan.run_partitions(q, cache, tables, lens);
+      plan.run_reduce(d.num_seqs, b);
+    } else {
+      plan.run(q, cache, tables, lens, b);
+    }
+    const auto again = to_host(b);
+    for (std::size_t i = 0; i < first.size(); ++i) ASSERT_EQ(first[i].bits, again[i].bits) << "rep " << rep << " i " << i;
+  }
+  const auto l = to_host(plan.partials().l), m = to_host(plan.partials().m);
+  const auto partial = to_host(plan.partials().out);
+  int empty = 0;
+  const std::size_t rows = static_cast<std::size_t>(d.num_seqs) * c.num_kv_heads * plan.partitions() * c.qg;
+  for (std::size_t i = 0; i < rows; ++i) {
+    ASSERT_TRUE(l[i] >= 0.0f) << i;
+    ASSERT_FALSE(std::isnan(m[i])) << i;
+    if (m[i] == -INFINITY) {
+      ++empty;
+      ASSERT_EQ(l[i], 0.0f);
+      for (int e = 0; e < 256; ++e) ASSERT_EQ(partial[i * 256 + e].bits, 0u) << "empty row " << i;
+    } else {
+      for (int e = 0; e < 256; ++e) ASSERT_TRUE(std::isfinite(uq::codec::bf16_to_float(partial[i * 256 + e]))) << i;
+    }
+  }
+  EXPECT_GT(empty, 0);
+  EXPECT_TRUE(plan.status().ok());
+}
+
+// sm90 against the generic path on the same inputs. Each is within decode_tolerance of the
+// reference, so |sm90 - generic| <= tol_sm90 + tol_generic (triangle inequality); no tighter
+// worst-case bound exists, because the two differ in fp32 summation order (tensor-core vs
+// sequential FMA dot products, exp of slightly different scores, a different partial-sum
+// order), and a perturbation of relative size e that straddles a bf16 rounding boundary of
+// p, of a partial output or of the final output flips that rounding by one bf16 ulp (2^-7
+// relative) no matter how small e is. The typical difference is tiny, and that is what this
+// test pins down: scores agree to e <= 2 x 64 u32 |score| (both within 64 u32 score_abs of
+// exact), i.e. e < 2^-13 for the |scores| < 8 of these cases; p, acc and the outputs then
+// differ by e relative before rounding, a rounding flips with probability ~ e / ulp <= 2^-6
+// and moves a value by one ulp <= 2^-7 of it. Three rounding stages (p, partial, final) give
+// an expected |difference| <= 3 x 2^-6 x 2^-7 vmax < 2^-11 vmax per element; the mean over a
+// case (thousands of elements) must stay below 2^-10 vmax (2x margin on the expectation of
+// a mean, whose spread is far smaller). A systematic error of one bf16 ulp anywhere -- a
+// wrong rounding mode, a dropped scale, a lost token -- puts the mean well above that.
+TEST(Sm90Decode, AgreesWithTheGenericPathOnTheSameInputs) {
+  for (int qg : {6, 8, 16}) {
+    for (int bs : {16, 64, 256}) {
+      const DecodeCase c = ragged_matrix_case(qg, bs, 2000, 500 + qg + bs);
+      const DecodeCheck s = run_sm90(c);
+      const DecodeCheck g = run_path(c, uq::Backend::Generic);
+      const DecodeData d = build_decode_data(c);
+      const uqref::DecodeResult ref = reference_decode(c, d);
+      ASSERT_EQ(s.out.size(), g.out.size());
+      double sum_rel = 0.0, worst = 0.0;
+      std::size_t n = 0, identical = 0;
+      for (std::size_t i = 0; i < s.out.size(); ++i) {
+        const std::size_t row = i / 256;
+        if (ref.attended[row] == 0) continue;
+        const double x = uq::codec::bf16_to_float(uq::bf16{s.out[i]});
+        const double y = uq::codec::bf16_to_float(uq::bf16{g.out[i]});
+        const double diff = std::fabs(x - y);
+        const double bound = 2.0 * decode_tolerance(ref.out[i], ref.vmax[i], ref.score_abs[row], ref.attended[row]);
+        EXPECT_LE(diff, bound) << "qg " << qg << " bs " << bs << " element " << i;
+        // vmax = 0 (every attended value of this dim is 0): both paths must give exactly 0
+        const double rel = ref.vmax[i] > 0.0 ? diff / ref.vmax[i] : (diff > 0.0 ? INFINITY : 0.0);
+        sum_rel += rel;
+        worst = std::max(worst, rel);
+        identical += s.out[i] == g.out[i];
+        ++n;
+      }
+      ASSERT_GT(n, 0u);
+      const double mean = sum_rel / static_cast<double>(n);
+      EXPECT_LE(mean, std::ldexp(1.0, -10)) << "qg " << qg << " bs " << bs;
+      std::printf("[sm90 vs generic] qg %2d bs %3d: %zu elements, %.1f%% bit-identical, mean |diff|/vmax %.3g, "
+                  "max %.3g\n",
+                  qg, bs, n, 100.0 * static_cast<double>(identical) / static_cast<double>(n), mean, worst);
+    }
+  }
+}
+
+#else  // no sm90 path in this build
+
+TEST(Sm90Decode, NotBuiltHereSoNeverSelected) {
+  // Without arch/sm90 (a non-CUDA build) the dispatch must not claim the path.
+  EXPECT_FALSE(uq::impl::built_paths().sm90);
+  const uq::DeviceInfo d = uq::impl::device_info(Exec());
+  EXPECT_EQ(uq::select_path("uq::decode", d, uq::Backend::Auto, true, uq::impl::built_paths()), uq::Path::Generic);
+}
+
+#endif
+
+}  // namespace
