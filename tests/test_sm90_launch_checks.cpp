@@ -1,0 +1,164 @@
+// The host side of the Hopper (sm90) decode launchers, in every build: the checks of a launch
+// description (each failure a uq::Error naming the argument, the expectation and the value),
+// the kernel arguments derived from it (softmax scale folded with the K operand's 2^-14, the
+// copy-kernel choice from the cache's alignment, the 1-block stride rule), the grid sizes and
+// the shared-memory budgets. Plain C++: arch/sm90/launch_checks.hpp needs no GPU, so CI runs
+// this although it never runs the kernels.
+#include "sm90/launch_checks.hpp"
+#include "support/test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+
+namespace {
+
+using namespace uq::sm90;
+using uqtest::expect_error;
+
+// Addresses are only compared and aligned, never dereferenced.
+const std::uint8_t* fake_address(std::uintptr_t a) { return reinterpret_cast<const std::uint8_t*>(a); }
+
+// A valid description: 3 sequences, 2 KV heads, QG 8, block 64, 10 blocks per sequence.
+DecodePartitionsLaunch valid_partitions() {
+  DecodePartitionsLaunch l;
+  l.cache = fake_address(0x10000);
+  l.num_blocks = 40;
+  l.block_size = 64;
+  l.num_kv_heads = 2;
+  l.slot_bytes = 272;
+  l.block_stride = 64 * 2 * 272;
+  l.q_stride_seq = 16 * 256;
+  l.q_stride_head = 256;
+  l.q_stride_dim = 1;
+  l.table_stride_seq = 10;
+  l.table_stride_block = 1;
+  l.max_blocks_per_seq = 10;
+  l.num_seqs = 3;
+  l.qg = 8;
+  l.partitions = 4;
+  l.tgpp = 1;  // 4 x 1 x 256 = 1024 >= 10 x 64 = 640
+  l.scale = 0.0625f;
+  return l;
+}
+
+DecodeReduceLaunch valid_reduce() {
+  DecodeReduceLaunch l;
+  l.partial_out = reinterpret_cast<const std::uint16_t*>(fake_address(0x20000));
+  l.out_stride_seq = 16 * 256;
+  l.out_stride_head = 256;
+  l.out_stride_dim = 1;
+  l.num_seqs = 3;
+  l.num_kv_heads = 2;
+  l.qg = 8;
+  l.partitions = 4;
+  return l;
+}
+
+TEST(Sm90LaunchChecks, ValidDescriptionGivesTheKernelArguments) {
+  DecodePartitionsLaunch l = valid_partitions();
+  DecodeKernelArgs a = make_decode_kernel_args(l);
+  EXPECT_EQ(a.score_scale, 0.0625f * 16384.0f);  // exact: a power of two
+  EXPECT_EQ(a.pos_stride, 2 * 272);
+  EXPECT_EQ(a.block_stride, 64 * 2 * 272);
+  EXPECT_EQ(a.flags, kAsyncLoads | kWordLoads);  // 16-byte aligned base, slot and strides
+  EXPECT_EQ(decode_partitions_blocks(l), 3 * 2 * 4);
+
+  l.q_rotated = true;
+  EXPECT_EQ(make_decode_kernel_args(l).flags, kQRotated | kAsyncLoads | kWordLoads);
+  l.q_rotated = false;
+
+  // 4-byte aligned slots (padded to 276 bytes): the 4-byte copy kernel, not cp.async
+  l.slot_bytes = 276;
+  l.block_stride = 64 * 2 * 276;
+  EXPECT_EQ(make_decode_kernel_args(l).flags, kWordLoads);
+  // an offset view of the cache: byte copies
+  l = valid_partitions();
+  l.cache = fake_address(0x10001);
+  EXPECT_EQ(make_decode_kernel_args(l).flags, 0u);
+  l.cache = fake_address(0x10004);
+  EXPECT_EQ(make_decode_kernel_args(l).flags, kWordLoads);
+
+  // With at most one block the stride is never used for addressing: the kernel gets the dense
+  // block size (a stride of 0 from a 1-block view must not defeat the alignment choice).
+  l = valid_partitions();
+  l.num_blocks = 1;
+  l.block_stride = 0;
+  a = make_decode_kernel_args(l);
+  EXPECT_EQ(a.block_stride, 64 * 2 * 272);
+  EXPECT_EQ(a.flags, kAsyncLoads | kWordLoads);
+
+  // no sequences: nothing to launch, still valid
+  l = valid_partitions();
+  l.num_seqs = 0;
+  EXPECT_NO_THROW(make_decode_kernel_args(l));
+  EXPECT_EQ(decode_partitions_blocks(l), 0);
+}
+
+TEST(Sm90LaunchChecks, EveryBadPartitionArgumentIsNamed) {
+  const char* fn = "uq::sm90::launch_decode_partitions";
+  auto expect_bad = [&](auto change, std::initializer_list<std::string> fragments) {
+    DecodePartitionsLaunch l = valid_partitions();
+    change(l);
+    expect_error([&] { make_decode_kernel_args(l); }, fragments);
+  };
+  expect_bad([](auto& l) { l.qg = 7; }, {fn, "'qg'", "6, 8 or 16", "got 7"});
+  expect_bad([](auto& l) { l.block_size = 48; }, {fn, "'block_size'", "got 48"});
+  expect_bad([](auto& l) { l.num_seqs = -1; }, {fn, "'num_seqs'", "got -1"});
+  expect_bad([](auto& l) { l.num_kv_heads = 0; }, {fn, "'num_kv_heads'", "got 0"});
+  expect_bad([](auto& l) { l.partitions = 0; }, {fn, "'partitions'", "got 0"});
+  expect_bad([](auto& l) { l.tgpp = 0; }, {fn, "'tgpp'", "got 0"});
+  expect_bad([](auto& l) { l.max_blocks_per_seq = -3; }, {fn, "'max_blocks_per_seq'", "got -3"});
+  // 2 partitions x 1 tile-group x 256 tokens cannot cover 10 blocks of 64 tokens
+  expect_bad([](auto& l) { l.partitions = 2; }, {fn, "'partitions * tgpp'", "640", "got 2 * 1"});
+  expect_bad([](auto& l) { l.slot_bytes = 270; }, {fn, "'slot_bytes'", ">= 272", "got 270"});
+  expect_bad([](auto& l) { l.slot_bytes = 274; }, {fn, "'slot_bytes'", "multiple of 4", "got 274"});
+  expect_bad([](auto& l) { l.num_blocks = -1; }, {fn, "'num_blocks'", "got -1"});
+  expect_bad([](auto& l) { l.block_stride = 64 * 2 * 272 - 16; }, {fn, "'block_stride'", "34816", "got 34800"});
+  expect_bad([](auto& l) { l.q_stride_dim = 0; }, {fn, "'q strides'", "got 4096, 256, 0"});
+  expect_bad([](auto& l) { l.q_stride_head = -256; }, {fn, "'q strides'", "-256"});
+  expect_bad([](auto& l) { l.table_stride_block = 0; }, {fn, "'block_tables strides'", "got 10, 0"});
+  expect_bad([](auto& l) { l.seq_lens_stride = -1; }, {fn, "'seq_lens stride'", "got -1"});
+  // the 1-D grid: 2^31 - 1 blocks at most
+  expect_bad(
+      [](auto& l) {
+        l.num_seqs = std::numeric_limits<int>::max() / 2;
+        l.num_kv_heads = 2;
+        l.partitions = 4;
+      },
+      {fn, "'num_seqs * num_kv_heads * partitions'", "<= 2^31 - 1"});
+}
+
+TEST(Sm90LaunchChecks, ReducerArgumentsAndBadOnes) {
+  DecodeReduceLaunch l = valid_reduce();
+  const ReduceKernelArgs a = make_reduce_kernel_args(l);
+  EXPECT_EQ(a.partitions, 4);
+  EXPECT_EQ(a.qg, 8);
+  // one block per (sequence, query head, 32-dim chunk)
+  EXPECT_EQ(decode_reduce_blocks(l), 3 * 2 * 8 * (256 / 32));
+
+  const char* fn = "uq::sm90::launch_decode_reduce";
+  auto expect_bad = [&](auto change, std::initializer_list<std::string> fragments) {
+    DecodeReduceLaunch b = valid_reduce();
+    change(b);
+    expect_error([&] { make_reduce_kernel_args(b); }, fragments);
+  };
+  expect_bad([](auto& b) { b.qg = 4; }, {fn, "'qg'", "got 4"});
+  expect_bad([](auto& b) { b.partitions = 4097; }, {fn, "'partitions'", "1..4096", "got 4097"});
+  expect_bad([](auto& b) { b.partitions = 0; }, {fn, "'partitions'", "got 0"});
+  expect_bad([](auto& b) { b.num_kv_heads = 0; }, {fn, "'num_kv_heads'", "got 0"});
+  expect_bad([](auto& b) { b.out_stride_dim = 0; }, {fn, "'out strides'", "got 4096, 256, 0"});
+  expect_bad([](auto& b) { b.partial_out = reinterpret_cast<const std::uint16_t*>(fake_address(0x20008)); },
+             {fn, "'partial_out'", "16-byte aligned", "address % 16 = 8"});
+}
+
+// The plan allows up to 4096 partitions (uq::kMaxPartitions) and the kernels must launch
+// without opting in to more than the default 48 KB of shared memory per block.
+TEST(Sm90LaunchChecks, SharedMemoryFitsTheDefaultBudget) {
+  for (int qg : {6, 8, 16}) EXPECT_LE(decode_smem_bytes(qg), 48 * 1024) << "qg " << qg;
+  EXPECT_LT(decode_smem_bytes(6), decode_smem_bytes(16));  // Q rows padded to 8 vs 16
+  EXPECT_LE(reduce_smem_bytes(4096), 48 * 1024);
+}
+
+}  // namespace
