@@ -1,70 +1,23 @@
 // Launchers of the gfx950 UltraQuant decode kernels, in plain C++ (no HIP types): what
 // src/uq/impl/decode_spec.hpp calls for Path::Gfx950 on a Kokkos HIP execution space. They
 // are defined in decode.hip and reduce.hip (library uq_gfx950) and launch on `stream`, the
-// execution space's hipStream_t passed as void*. Pointers are device pointers; strides are
-// in elements. Each throws uq::Error for arguments the kernels cannot address (naming the
+// execution space's hipStream_t passed as void*. The launch descriptions and their
+// construction from views are shared with the other tuned paths (uq/impl/decode_launch.hpp).
+// Each launcher throws uq::Error for arguments the kernels cannot address (naming the
 // argument) and when the HIP launch itself fails. decode_emulated.hpp has the same two
 // functions for the CPU emulator.
 #pragma once
 
-#include <cstdint>
+#include "uq/impl/decode_launch.hpp"
 
 namespace uq::gfx950 {
 
-// The partition kernel: grid (num_seqs, num_kv_heads, partitions) of one wave each.
-struct DecodePartitionsLaunch {
-  void* stream = nullptr;
-
-  // Outputs: [num_seqs][num_kv_heads][partitions][qg] rows (dense), each with 256 bf16
-  // (partial_out), its l and its m; and the uq::kNumCounters status counters.
-  std::uint16_t* partial_out = nullptr;
-  float* partial_l = nullptr;
-  float* partial_m = nullptr;
-  unsigned long long* counters = nullptr;
-
-  // q: bf16 [num_seqs][num_kv_heads * qg][256], any non-negative strides.
-  const std::uint16_t* q = nullptr;
-  std::int64_t q_stride_seq = 0, q_stride_head = 0, q_stride_dim = 1;
-  bool q_rotated = false;  // q holds WHT(q): only the E4M3 rounding is applied
-
-  // kv_cache: uint8 [num_blocks][block_size][num_kv_heads][slot_bytes], dense in the last
-  // three dimensions; block_stride in bytes (>= block_size * num_kv_heads * slot_bytes).
-  const std::uint8_t* cache = nullptr;
-  std::int64_t num_blocks = 0;
-  std::int64_t block_stride = 0;
-  int block_size = 0;
-  int num_kv_heads = 0;
-  int slot_bytes = 0;
-
-  // block_tables: int32 [num_seqs][max_blocks_per_seq]; seq_lens: int32 [num_seqs].
-  const std::int32_t* block_tables = nullptr;
-  std::int64_t table_stride_seq = 0, table_stride_block = 1;
-  int max_blocks_per_seq = 0;
-  const std::int32_t* seq_lens = nullptr;
-  std::int64_t seq_lens_stride = 1;
-
-  int num_seqs = 0;
-  int qg = 0;          // 6, 8 or 16
-  int partitions = 0;  // P >= 1
-  int tgpp = 0;        // tile-groups per partition; P * TGPP * 256 >= max_blocks_per_seq * block_size
-  float scale = 0.0f;  // softmax scale
-};
-
-// The reducer: grid (num_seqs, num_kv_heads * qg, 4) of one wave each; reads the partition
-// kernel's outputs (same num_kv_heads, qg, partitions).
-struct DecodeReduceLaunch {
-  void* stream = nullptr;
-  const std::uint16_t* partial_out = nullptr;
-  const float* partial_l = nullptr;
-  const float* partial_m = nullptr;
-  // out: bf16 [num_seqs][num_kv_heads * qg][256], any non-negative strides.
-  std::uint16_t* out = nullptr;
-  std::int64_t out_stride_seq = 0, out_stride_head = 0, out_stride_dim = 1;
-  int num_seqs = 0;
-  int num_kv_heads = 0;
-  int qg = 0;
-  int partitions = 0;
-};
+// Partition kernel: grid (num_seqs, num_kv_heads, partitions) of one wave each. Reducer: grid
+// (num_seqs, num_kv_heads * qg, 4) of one wave each.
+using uq::impl::decode_partitions_launch;
+using uq::impl::decode_reduce_launch;
+using uq::impl::DecodePartitionsLaunch;
+using uq::impl::DecodeReduceLaunch;
 
 void launch_decode_partitions(const DecodePartitionsLaunch& args);
 void launch_decode_reduce(const DecodeReduceLaunch& args);

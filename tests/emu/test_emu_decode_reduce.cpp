@@ -7,7 +7,7 @@
 #include "support/test_util.hpp"
 
 #include "gfx950/decode_emulated.hpp"
-#include "gfx950/decode_views.hpp"
+#include "gfx950/launch_decode.hpp"
 #include "uq/decode.hpp"
 
 #include <gtest/gtest.h>

@@ -17,12 +17,12 @@
 #if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
 // The gfx950 kernels' launchers (library uq::gfx950, whose usage requirements define
 // UQ_ENABLE_GFX950 and put arch/ on the include path).
-#include "gfx950/decode_views.hpp"
+#include "gfx950/launch_decode.hpp"
 #endif
 #if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
 // The Hopper kernels' launchers (library uq_sm90, whose usage requirements define
 // UQ_ENABLE_SM90 and put arch/ on the include path).
-#include "sm90/decode_views.hpp"
+#include "sm90/launch_decode.hpp"
 #endif
 
 namespace uq {

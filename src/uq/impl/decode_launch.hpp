@@ -1,15 +1,70 @@
-// Kokkos views -> the gfx950 launch descriptions (launch_decode.hpp): what
-// src/uq/impl/decode_spec.hpp hands to the HIP launchers for Path::Gfx950, and what the
-// emulated tests hand to the emulator's launchers, so both go through the same conversion.
-// Duck-typed on uq's internal structs (CacheAddressing, DecodePartials, DecodeParams of
-// src/uq/impl) so that this header does not depend on their headers.
+// The plain-C++ description of a decode launch (partition kernel, reducer) that every tuned
+// path's launcher takes (arch/gfx950, arch/sm90, the gfx950 emulator), and its construction
+// from the Kokkos views and the plan's internals. No Kokkos, HIP or CUDA types: pointers are
+// device pointers, strides are in elements, `stream` is the execution space's native stream as
+// void*. The conversion is duck-typed on uq's internal structs (CacheAddressing,
+// DecodePartials, DecodeParams) so that the arch libraries need not include their headers.
 #pragma once
-
-#include "gfx950/launch_decode.hpp"
 
 #include <cstdint>
 
-namespace uq::gfx950 {
+namespace uq {
+namespace impl {
+
+// The partition kernel's launch: it writes one partial row per (sequence, KV head, partition, query).
+struct DecodePartitionsLaunch {
+  void* stream = nullptr;
+
+  // Outputs: [num_seqs][num_kv_heads][partitions][qg] rows (dense), each with 256 bf16
+  // (partial_out), its l and its m; and the uq::kNumCounters status counters.
+  std::uint16_t* partial_out = nullptr;
+  float* partial_l = nullptr;
+  float* partial_m = nullptr;
+  unsigned long long* counters = nullptr;
+
+  // q: bf16 [num_seqs][num_kv_heads * qg][256], any non-negative strides.
+  const std::uint16_t* q = nullptr;
+  std::int64_t q_stride_seq = 0, q_stride_head = 0, q_stride_dim = 1;
+  bool q_rotated = false;  // q holds WHT(q): only the E4M3 rounding is applied
+
+  // kv_cache: uint8 [num_blocks][block_size][num_kv_heads][slot_bytes], dense in the last
+  // three dimensions; block_stride in bytes (>= block_size * num_kv_heads * slot_bytes).
+  const std::uint8_t* cache = nullptr;
+  std::int64_t num_blocks = 0;
+  std::int64_t block_stride = 0;
+  int block_size = 0;
+  int num_kv_heads = 0;
+  int slot_bytes = 0;
+
+  // block_tables: int32 [num_seqs][max_blocks_per_seq]; seq_lens: int32 [num_seqs].
+  const std::int32_t* block_tables = nullptr;
+  std::int64_t table_stride_seq = 0, table_stride_block = 1;
+  int max_blocks_per_seq = 0;
+  const std::int32_t* seq_lens = nullptr;
+  std::int64_t seq_lens_stride = 1;
+
+  int num_seqs = 0;
+  int qg = 0;          // 6, 8 or 16
+  int partitions = 0;  // P >= 1
+  int tgpp = 0;        // tile-groups per partition; P * TGPP * 256 >= max_blocks_per_seq * block_size
+  float scale = 0.0f;  // softmax scale
+};
+
+// The reducer's launch: it reads the partition kernel's outputs (same num_kv_heads, qg,
+// partitions) and writes out.
+struct DecodeReduceLaunch {
+  void* stream = nullptr;
+  const std::uint16_t* partial_out = nullptr;
+  const float* partial_l = nullptr;
+  const float* partial_m = nullptr;
+  // out: bf16 [num_seqs][num_kv_heads * qg][256], any non-negative strides.
+  std::uint16_t* out = nullptr;
+  std::int64_t out_stride_seq = 0, out_stride_head = 0, out_stride_dim = 1;
+  int num_seqs = 0;
+  int num_kv_heads = 0;
+  int qg = 0;
+  int partitions = 0;
+};
 
 // q: [num_seqs, num_q_heads, 256] bf16 (any layout); cache: uq::impl::CacheAddressing;
 // tables: [num_seqs, max_blocks] int32; lens: [num_seqs] int32; partials:
@@ -72,4 +127,5 @@ DecodeReduceLaunch decode_reduce_launch(const Partials& partials, const Out& out
   return l;
 }
 
-}  // namespace uq::gfx950
+}  // namespace impl
+}  // namespace uq
