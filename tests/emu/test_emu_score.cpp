@@ -1,7 +1,7 @@
 // The gfx950 NVFP4 index scorer (arch/gfx950/score_kernel.hpp) run in the wavefront emulator
 // from the same source that score.hip compiles for gfx950, through the emulator's launcher
 // (score_emulated.hpp) and the same views -> launch conversion as the HIP dispatch
-// (score_views.hpp). Every case is checked three ways:
+// (uq/impl/score_launch.hpp). Every case is checked three ways:
 //
 //  1. against the float64 reference (tests/reference, uqref::nv_score) with the spec's
 //     tolerance (compare_scores in tests/test_index_common.hpp: sentinels, -inf and
@@ -17,7 +17,7 @@
 #include "test_index_common.hpp"
 
 #include "gfx950/score_emulated.hpp"
-#include "gfx950/score_views.hpp"
+#include "gfx950/launch_score.hpp"
 #include "uq/score.hpp"
 
 #include <gtest/gtest.h>
