@@ -67,7 +67,7 @@ ScoreInputs make_inputs(const ScoreShapeArgs& s, std::uint64_t seed) {
   return in;
 }
 
-void bench_score(benchmark::State& state, ScoreShapeArgs s) {
+void bench_score(benchmark::State& state, ScoreShapeArgs s, uq::Backend backend) {
   const int nb = s.blocks();
   const double bytes = static_cast<double>(s.batch) * nb * 9216.0 + 4.0 * s.batch * nb +
                        static_cast<double>(s.batch) * s.query_len * s.heads * (128.0 + 4.0 * nb);
@@ -78,6 +78,7 @@ void bench_score(benchmark::State& state, ScoreShapeArgs s) {
   cfg.query_len = s.query_len;
   cfg.local_blocks = 1;
   cfg.check = false;
+  cfg.backend = backend;
   const Exec exec;
   uq::ScorePlan<Exec> plan(exec, uq::ScoreShape{s.batch, s.query_len, s.heads, nb}, cfg);
   DView<float***> scores("scores", s.heads, s.batch * s.query_len, nb);
@@ -104,10 +105,18 @@ void register_all(bool full) {
   shapes.push_back({host ? 4 : 32, ctx, 4, 1});
   shapes.push_back({host ? 4 : 32, ctx, 8, 4});
   for (int b : host ? std::vector<int>{1} : std::vector<int>{1, 8, 64}) shapes.push_back({b, ctx, 1, 1});
-  for (const auto& s : shapes)
-    benchmark::RegisterBenchmark(("score/" + s.name()).c_str(), [=](benchmark::State& st) { bench_score(st, s); })
+  // Where a tuned scorer runs, the generic path on the same shapes too (score_generic/...).
+  const bool native = uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_score_paths()) !=
+                      uq::Path::Generic;
+  auto reg = [](const std::string& name, ScoreShapeArgs s, uq::Backend backend) {
+    benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { bench_score(st, s, backend); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
+  };
+  for (const auto& s : shapes) {
+    reg("score/" + s.name(), s, uq::Backend::Auto);
+    if (native) reg("score_generic/" + s.name(), s, uq::Backend::Generic);
+  }
 }
 
 }  // namespace

@@ -87,6 +87,28 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], std::uint32_t a0, std::u
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+// D = A B + D with E4M3 operands (sm_89+), A 16x32 (row), B 32x8 (col), fp32 accumulators.
+// Each register holds 4 E4M3 values, the lowest k in the low byte. Fragments (g = lane/4,
+// t = lane%4): a0 = (row g, k 4t..4t+3), a1 = (row g+8, same k), a2 = (row g, k 16+4t..),
+// a3 = (row g+8, k 16+4t..); b0 = (k 4t..4t+3, col g), b1 = (k 16+4t.., col g); d as mma_f16.
+__device__ __forceinline__ void mma_e4m3(float (&d)[4], std::uint32_t a0, std::uint32_t a1, std::uint32_t a2,
+                                         std::uint32_t a3, std::uint32_t b0, std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// Two E4M3 bytes (low byte -> low half) -> fp16x2, exactly (every E4M3 value, NaN aside, is
+// an fp16 value; NaN stays NaN).
+__device__ __forceinline__ std::uint32_t e4m3x2_to_f16x2(std::uint32_t two_bytes) {
+  std::uint32_t r;
+  const std::uint16_t e = static_cast<std::uint16_t>(two_bytes);
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(r) : "h"(e));
+  return r;
+}
+
 // ---------------------------------------------------------------- packed 16-bit arithmetic
 // bf16x2 a * b + (-0): exact when b is a power of two and the product is representable
 // (subnormal inputs included). -0 keeps the sign of a zero product.

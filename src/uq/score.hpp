@@ -67,8 +67,11 @@ class ScorePlan {
                                 ((shape.max_blocks + kBlocksPerTeam - 1) / kBlocksPerTeam);
     require(league <= std::numeric_limits<int>::max(), fn, "shape",
             "max_reqs * ceil(max_blocks / " + str(kBlocksPerTeam) + ") <= 2^31 - 1", str(league));
-    path_ = select_path("uq::score", device_, cfg.backend, impl::gfx950_score_shape_ok(shape.max_blocks),
-                        impl::built_score_paths());
+    // Each tuned scorer has its own shape limits: ask the one this device would take.
+    const bool shape_ok = native_path_for(device_, impl::built_score_paths()) == Path::Sm90
+                              ? impl::sm90_score_shape_ok(shape.max_blocks)
+                              : impl::gfx950_score_shape_ok(shape.max_blocks);
+    path_ = select_path("uq::score", device_, cfg.backend, shape_ok, impl::built_score_paths());
     table_ = impl::DequantTable<ExecSpace>(exec);
     counters_ = impl::StatusCounters<ExecSpace>(exec);
   }

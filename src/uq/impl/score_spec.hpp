@@ -1,8 +1,9 @@
 // Score dispatch: runs the path chosen by select_path (uq/backend.hpp) — the generic
 // Kokkos kernel, instantiated for a few column counts (H * QL rounded up to a power of two)
 // so its per-thread accumulators have a compile-time size, or, in a Kokkos HIP build linked
-// with uq::gfx950 (UQ_ENABLE_GFX950), the gfx950 kernel (arch/gfx950/launch_score.hpp) on
-// the execution space's own stream.
+// with uq::gfx950 (UQ_ENABLE_GFX950), the gfx950 kernel (arch/gfx950/launch_score.hpp), or, in
+// a Kokkos CUDA build linked with uq::sm90 (UQ_ENABLE_SM90), the sm90 kernel
+// (arch/sm90/launch_score.hpp), each on the execution space's own stream.
 #pragma once
 
 #include "uq/backend.hpp"
@@ -18,18 +19,26 @@
 // The gfx950 scorer's launcher (library uq::gfx950, whose usage requirements define
 // UQ_ENABLE_GFX950 and put arch/ on the include path).
 #include "gfx950/launch_score.hpp"
-#include "gfx950/score_views.hpp"
+#endif
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
+// The sm90 scorer's launcher (library uq::sm90, whose usage requirements define
+// UQ_ENABLE_SM90 and put arch/ on the include path).
+#include "sm90/launch_score.hpp"
 #endif
 
 namespace uq {
 namespace impl {
 
 // The tuned scorers compiled into this build: gfx950 in a Kokkos HIP build linked with
-// uq::gfx950 (there is no sm90 scorer).
+// uq::gfx950, sm90 in a Kokkos CUDA build linked with uq::sm90.
 inline BuiltPaths built_score_paths() {
   BuiltPaths b;
 #if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
   b.gfx950 = true;
+#endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
+  b.sm90 = true;
 #endif
   return b;
 }
@@ -37,6 +46,11 @@ inline BuiltPaths built_score_paths() {
 // Shapes the gfx950 scorer takes (every H in {1, 2, 4} with H * QL <= 32 does): lengths up to
 // max_blocks * 128 must stay below 2^31 (arch/gfx950/score_launch_args.hpp).
 inline bool gfx950_score_shape_ok(int max_blocks) { return max_blocks < (1 << 24); }
+
+// Shapes the sm90 scorer takes: every H in {1, 2, 4} with H * QL <= 32 and any max_blocks (its
+// lengths and offsets are 64-bit; launch_score checks the grid). Kept beside the gfx950 rule
+// so that the plan's eligibility can be taken per native path.
+inline bool sm90_score_shape_ok(int max_blocks) { return max_blocks >= 0; }
 
 // Columns (query rows x heads) a generic kernel instance holds per thread.
 inline int score_column_bucket(int cols) {
@@ -61,6 +75,19 @@ struct ScoreSpec {
         l.knobs = gfx950::choose_score_knobs(static_cast<int>(num_reqs), p.max_blocks, p.query_len, p.heads,
                                              compute_units);
         gfx950::launch_score(l);
+        return;
+      }
+    }
+#endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
+    if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+      if (path == Path::Sm90) {
+        sm90::ScoreLaunch l = sm90::score_launch(q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs,
+                                                 static_cast<void*>(exec.cuda_stream()));
+        // From the shape only, never the lengths: a captured graph keeps its grid.
+        l.knobs = sm90::choose_score_knobs(static_cast<int>(num_reqs), p.max_blocks, p.query_len, p.heads,
+                                           compute_units);
+        sm90::launch_score(l);
         return;
       }
     }

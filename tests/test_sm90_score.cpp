@@ -1,0 +1,541 @@
+// The Hopper (sm_90) NVFP4 index scorer (arch/sm90/score*.cuh) against the float64 reference
+// and against the generic path on the same inputs: the whole L x QL x H x init/local matrix,
+// strided q and scores, poisoned outputs left untouched past each request's blocks, random
+// code bytes, q = 0, saturated keys, NaN scale bytes, an unaligned cache (the byte-copy
+// kernel), bad block ids and lengths (masked and counted), more than 64 requests, plan reuse,
+// both MMA variants (E4M3 m16n8k32 and exact fp16 m16n8k16) and forced spans through the
+// launcher, and the launcher's argument errors. Backend::Native throughout: on a build or
+// device without the sm90 scorer these tests FAIL (they never skip).
+//
+// Tolerance: compare_scores (test_index_common.hpp) derives it: products of two E4M3 values
+// are exact in fp32 (4 + 4 significant bits), so the only error is the fp32 summation of 128
+// products, in any order (the tensor core's order included): gamma_127 * sum |q k̂| plus the
+// reference's final rounding, or the spec's 1e-4 + 1e-4 |ref| where that is larger.
+// Sentinels, -inf and untouched entries are compared bit for bit.
+#include "test_index_common.hpp"
+#include "uq/score.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#if defined(UQ_ENABLE_SM90)
+#include "sm90/launch_score.hpp"
+#endif
+
+namespace {
+
+using namespace uqtest;
+using namespace uqtest::index;
+
+#if defined(UQ_ENABLE_SM90)
+
+using ScoreView = Kokkos::View<float***, Kokkos::LayoutRight, Mem>;
+using QView = Kokkos::View<std::uint8_t***, Kokkos::LayoutRight, Mem>;
+
+struct RunResult {
+  std::vector<float> scores;  // [H][rows][S], logical order
+  uq::Status status;
+};
+
+// Runs a plan (check = false) with the given backend on device copies of the case, q and
+// scores LayoutRight or strided (transposed, padded, dim stride 2), the scores poisoned.
+template <class Cache = Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem>>
+RunResult run_plan(const ScoreCase& c, bool strided, uq::Backend backend, const Cache* cache_override = nullptr) {
+  DeviceInputs in(c);
+  uq::ScoreConfig cfg;
+  cfg.query_len = c.query_len;
+  cfg.init_blocks = c.init_blocks;
+  cfg.local_blocks = c.local_blocks;
+  cfg.backend = backend;
+  cfg.check = false;
+  uq::ScorePlan<Exec> plan(Exec(), {c.num_reqs + 3, c.query_len, c.heads, c.max_blocks}, cfg);
+  EXPECT_EQ(plan.path(), backend == uq::Backend::Generic ? uq::Path::Generic : uq::Path::Sm90);
+  RunResult r;
+  auto go = [&](const auto& q, const auto& scores) {
+    fill_view(q, c.q);
+    Kokkos::deep_copy(scores, poison_value());
+    if (cache_override)
+      plan.run(q, *cache_override, in.tables, in.seq_lens, scores);
+    else
+      plan.run(q, in.cache, in.tables, in.seq_lens, scores);
+    r.scores = read_view(scores);
+  };
+  if (strided) {
+    StridedArray<std::uint8_t> q("q", c.rows(), c.heads, kD);
+    StridedArray<float> scores("scores", c.heads, c.rows(), c.S);
+    go(q.view, scores.view);
+  } else {
+    QView q("q", c.rows(), c.heads, kD);
+    ScoreView scores("scores", c.heads, c.rows(), c.S);
+    go(q, scores);
+  }
+  r.status = plan.status();
+  return r;
+}
+
+RunResult run_sm90(const ScoreCase& c, bool strided) { return run_plan(c, strided, uq::Backend::Native); }
+
+// The sm90 launcher called directly (dense views), with chosen knobs.
+RunResult run_launcher(const ScoreCase& c, const uq::sm90::ScoreKnobs& knobs, double* seconds = nullptr,
+                       int repeats = 1) {
+  DeviceInputs in(c);
+  QView q("q", c.rows(), c.heads, kD);
+  fill_view(q, c.q);
+  ScoreView scores("scores", c.heads, c.rows(), c.S);
+  Kokkos::deep_copy(scores, poison_value());
+  const Exec exec;
+  uq::impl::DequantTable<Exec> table(exec);
+  uq::impl::StatusCounters<Exec> counters(exec);
+  uq::impl::ScoreParams p;
+  p.query_len = c.query_len;
+  p.heads = c.heads;
+  p.init_blocks = c.init_blocks;
+  p.local_blocks = c.local_blocks;
+  p.max_blocks = c.max_blocks;
+  uq::sm90::ScoreLaunch l =
+      uq::sm90::score_launch(q, uq::impl::index_cache_addressing(in.cache), in.tables, in.seq_lens, scores,
+                             table.view(), counters.view(), p, c.num_reqs, static_cast<void*>(exec.cuda_stream()));
+  l.knobs = knobs;
+  uq::sm90::launch_score(l);  // warm-up (and the checked result: the same bits every time)
+  exec.fence();
+  if (seconds) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < repeats; ++i) uq::sm90::launch_score(l);
+    exec.fence();
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / repeats;
+  }
+  RunResult r;
+  r.scores = read_view(scores);
+  r.status = counters.read(exec);
+  return r;
+}
+
+// Random distinct pages for each request's blocks; entries past a request's blocks hold
+// invalid ids (never read, so never counted).
+std::vector<std::int32_t> shuffled_tables(std::mt19937_64& rng, const std::vector<std::int32_t>& lens,
+                                          int max_blocks, std::int64_t num_blocks) {
+  std::vector<std::int32_t> pages(static_cast<std::size_t>(num_blocks));
+  std::iota(pages.begin(), pages.end(), 0);
+  std::shuffle(pages.begin(), pages.end(), rng);
+  std::vector<std::int32_t> t(lens.size() * max_blocks);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    const std::int64_t nb = (std::max(lens[i], 0) + kBlk - 1) / kBlk;
+    for (int b = 0; b < max_blocks; ++b)
+      t[i * max_blocks + b] = b < nb ? pages[next++ % pages.size()]
+                                     : ((b % 2) ? -7 : static_cast<std::int32_t>(num_blocks + 100));
+  }
+  return t;
+}
+
+ScoreCase simple_case(std::mt19937_64& rng, std::vector<std::uint8_t> cache, std::vector<std::int32_t> lens, int QL,
+                      int H, int init, int local) {
+  ScoreCase c;
+  c.cache = std::move(cache);
+  c.seq_lens = std::move(lens);
+  c.num_reqs = static_cast<int>(c.seq_lens.size());
+  c.query_len = QL;
+  c.heads = H;
+  c.init_blocks = init;
+  c.local_blocks = local;
+  std::int32_t maxlen = 0;
+  for (auto l : c.seq_lens) maxlen = std::max(maxlen, l);
+  c.max_blocks = std::max(1, (maxlen + kBlk - 1) / kBlk);
+  c.S = c.max_blocks + 1;
+  c.tables = shuffled_tables(rng, c.seq_lens, c.max_blocks, c.num_blocks());
+  c.q = random_q(rng, c.rows() * H * kD);
+  return c;
+}
+
+void accumulate(ScoreComparison& total, const ScoreComparison& cmp) {
+  total.exact += cmp.exact;
+  total.close += cmp.close;
+  total.poison += cmp.poison;
+  total.bound_used += cmp.bound_used;
+  total.failures += cmp.failures;
+  total.worst_spec_ratio = std::max(total.worst_spec_ratio, cmp.worst_spec_ratio);
+}
+
+void print(const std::string& what, const ScoreComparison& cmp) {
+  std::printf("[%s] %lld exact, %lld within tolerance (%lld where the derived fp32 bound exceeds the spec's; largest "
+              "error / spec tolerance = %.3g), %lld untouched\n",
+              what.c_str(), static_cast<long long>(cmp.exact), static_cast<long long>(cmp.close),
+              static_cast<long long>(cmp.bound_used), cmp.worst_spec_ratio, static_cast<long long>(cmp.poison));
+}
+
+ScoreComparison check_sm90(const ScoreCase& c, bool strided, const std::vector<double>& key_max,
+                           const std::string& what, bool quiet = false) {
+  const RunResult got = run_sm90(c, strided);
+  const ScoreComparison cmp = compare_scores(c, reference_scores(c), got.scores, key_max, what);
+  EXPECT_TRUE(got.status.ok()) << what << ": " << got.status.describe();
+  EXPECT_EQ(cmp.failures, 0) << what;
+  if (!quiet) print(what, cmp);
+  return cmp;
+}
+
+TEST(Sm90Score, ThisDeviceIsHopperAndNativeSelectsSm90) {
+  const uq::DeviceInfo d = uq::impl::device_info(Exec());
+  ASSERT_EQ(d.arch.rfind("sm_90", 0), 0u) << "the sm90 scorer tests need a compute capability 9.x device, got '"
+                                          << d.arch << "' (" << d.name << ")";
+  EXPECT_TRUE(uq::impl::built_score_paths().sm90);
+  uq::ScoreConfig cfg;
+  cfg.query_len = 4;
+  cfg.backend = uq::Backend::Native;
+  EXPECT_EQ(uq::ScorePlan<Exec>(Exec(), {32, 4, 1, 1024}, cfg).path(), uq::Path::Sm90);
+  cfg.backend = uq::Backend::Auto;
+  EXPECT_EQ(uq::ScorePlan<Exec>(Exec(), {32, 4, 1, 1024}, cfg).path(), uq::Path::Sm90);
+  cfg.backend = uq::Backend::Generic;
+  EXPECT_EQ(uq::ScorePlan<Exec>(Exec(), {32, 4, 1, 1024}, cfg).path(), uq::Path::Generic);
+}
+
+// ---------------------------------------------------------------- the matrix
+// As test_index_score.cpp's Matrix: L in {0, 1, 4, 127, 128, 129, 130, 513, 4096} as one
+// ragged batch (two zero-length requests) for every QL in {1, 2, 4, 8, 16, 32}, H in {1, 2, 4}
+// with H * QL <= 32 and (init, local) in {0, 1, 2}^2, strided every other call.
+TEST(Sm90Score, MatrixMatchesReference) {
+  std::mt19937_64 rng(121);
+  const std::int64_t NB = 61;
+  ScoreCase base;
+  base.cache = random_cache(rng, NB, false);
+  const std::vector<double> key_max = page_key_maxima(base.cache);
+  ScoreComparison total;
+  int config = 0;
+  for (int QL : {1, 2, 4, 8, 16, 32})
+    for (int H : {1, 2, 4}) {
+      if (H * QL > 32) continue;
+      for (int init = 0; init <= 2; ++init)
+        for (int local = 0; local <= 2; ++local) {
+          ScoreCase c = base;
+          c.seq_lens = {0, 1, 4, 127, 128, 129, 0, 130, 513, 4096};
+          std::shuffle(c.seq_lens.begin(), c.seq_lens.end(), rng);
+          c.num_reqs = static_cast<int>(c.seq_lens.size());
+          c.query_len = QL;
+          c.heads = H;
+          c.init_blocks = init;
+          c.local_blocks = local;
+          c.max_blocks = 33;
+          c.S = c.max_blocks + 3;
+          c.tables = shuffled_tables(rng, c.seq_lens, c.max_blocks, NB);
+          c.q = random_q(rng, c.rows() * H * kD);
+          const std::string what = "QL=" + std::to_string(QL) + " H=" + std::to_string(H) +
+                                   " init=" + std::to_string(init) + " local=" + std::to_string(local);
+          accumulate(total, check_sm90(c, (config++ % 2) == 1, key_max, what, true));
+        }
+    }
+  EXPECT_EQ(total.failures, 0);
+  EXPECT_GT(total.exact, 1000);
+  EXPECT_GT(total.close, 10000);
+  EXPECT_GT(total.poison, 1000);
+  print("sm90 matrix", total);
+}
+
+// ---------------------------------------------------------------- data corner cases
+TEST(Sm90Score, RandomCodeBytes) {
+  std::mt19937_64 rng(122);
+  ScoreCase c = simple_case(rng, random_cache(rng, 12, true, 0x60), {700, 255, 1, 257}, 3, 2, 0, 1);
+  check_sm90(c, true, page_key_maxima(c.cache), "random code bytes");
+  c = simple_case(rng, random_cache(rng, 12, true, 0x7e), {1500}, 5, 4, 1, 0);
+  check_sm90(c, false, page_key_maxima(c.cache), "random code bytes, all scales");
+}
+
+TEST(Sm90Score, ZeroQueryGivesPositiveZeroScores) {
+  std::mt19937_64 rng(123);
+  ScoreCase c = simple_case(rng, random_cache(rng, 8, false), {600, 129}, 2, 2, 1, 1);
+  std::fill(c.q.begin(), c.q.end(), 0);
+  check_sm90(c, false, page_key_maxima(c.cache), "q = 0");
+  const RunResult got = run_sm90(c, true);
+  int zeros = 0;
+  for (float v : got.scores)
+    if (v == 0.0f) {
+      EXPECT_EQ(bits_of(v), 0u) << "a zero score must be +0";
+      ++zeros;
+    }
+  EXPECT_EQ(zeros, 3 * 2 * 2);  // request 0: blocks 1..3 for both rows and heads
+}
+
+TEST(Sm90Score, SaturatedKeysAndLargeQueries) {
+  std::mt19937_64 rng(124);
+  std::vector<std::uint8_t> cache = random_cache(rng, 6, true, 0x7e);
+  std::uniform_int_distribution<int> big(0x70, 0x7e);
+  for (std::int64_t p = 0; p < 6; ++p)
+    for (int i = 8192; i < kPage; ++i) cache[p * kPage + i] = static_cast<std::uint8_t>(big(rng));
+  ScoreCase c = simple_case(rng, cache, {640, 300}, 2, 1, 0, 0);
+  std::normal_distribution<double> n(0.0, 200.0);
+  for (auto& b : c.q) b = uqref::e4m3_round(n(rng));
+  check_sm90(c, true, page_key_maxima(c.cache), "saturation");
+}
+
+TEST(Sm90Score, NanScaleBytesAreIgnoredByTheMaximum) {
+  std::mt19937_64 rng(125);
+  std::vector<std::uint8_t> cache = random_cache(rng, 3, false);
+  for (int t = 0; t < kBlk; t += 3) cache[0 * kPage + 8192 + t * 8 + (t % 8)] = 0x7f;  // page 0: some tokens
+  for (int t = 0; t < kBlk; ++t) cache[1 * kPage + 8192 + t * 8 + 2] = 0xff;           // page 1: every token
+  ScoreCase c = simple_case(rng, cache, {384}, 1, 2, 0, 0);
+  c.tables = {0, 1, 2};
+  check_sm90(c, false, std::vector<double>(3 * kD, 448.0), "NaN scales");
+  const RunResult got = run_sm90(c, false);
+  for (int h = 0; h < 2; ++h) {
+    EXPECT_TRUE(std::isfinite(got.scores[h * c.S + 0]));
+    EXPECT_EQ(got.scores[h * c.S + 1], -std::numeric_limits<float>::infinity());
+  }
+}
+
+// Pages not 16-byte aligned: the byte-copy kernel.
+TEST(Sm90Score, UnalignedCacheTakesTheByteCopyKernel) {
+  std::mt19937_64 rng(126);
+  ScoreCase c = simple_case(rng, random_cache(rng, 9, false), {500, 77, 1025}, 3, 4, 1, 1);
+  for (int offset : {1, 4}) {
+    Kokkos::View<std::uint8_t*, Mem> storage("storage", c.cache.size() + 16);
+    Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> cache(storage.data() + offset,
+                                                                                        c.num_blocks(), kPage);
+    auto h = Kokkos::create_mirror_view(cache);
+    for (std::size_t i = 0; i < c.cache.size(); ++i) h.data()[i] = c.cache[i];
+    Kokkos::deep_copy(cache, h);
+    const RunResult got = run_plan(c, offset == 4, uq::Backend::Native, &cache);
+    const ScoreComparison cmp = compare_scores(c, reference_scores(c), got.scores, page_key_maxima(c.cache),
+                                               "unaligned cache, offset " + std::to_string(offset));
+    EXPECT_EQ(cmp.failures, 0);
+    EXPECT_GT(cmp.close, 0);
+  }
+}
+
+// ---------------------------------------------------------------- bad device data
+// Needed blocks with bad ids: masked (-inf unless a sentinel applies), counted once per
+// (request, block); bad ids of sentinel-only blocks never read; negative lengths count as 0,
+// lengths beyond the table are clamped; all counted (the same case as test_index_score.cpp).
+TEST(Sm90Score, BadBlockIdsAndLengthsAreMaskedAndCounted) {
+  std::mt19937_64 rng(127);
+  ScoreCase c;
+  c.cache = random_cache(rng, 7, false);
+  c.seq_lens = {600, -5, 1000, 300};
+  c.num_reqs = 4;
+  c.query_len = 2;
+  c.heads = 2;
+  c.init_blocks = 1;
+  c.local_blocks = 1;
+  c.max_blocks = 5;
+  c.S = 6;
+  c.tables = {3, -1, 9, 0, 1, 2, 2, 2, 2, 2, 99, 4, 5, 6, -3, 1, 2, 1000, 0, 0};
+  c.q = random_q(rng, c.rows() * c.heads * kD);
+  const std::vector<float> ref = reference_scores(c);
+  for (bool strided : {false, true}) {
+    const RunResult got = run_sm90(c, strided);
+    const ScoreComparison cmp = compare_scores(c, ref, got.scores, page_key_maxima(c.cache), "bad data");
+    EXPECT_EQ(cmp.failures, 0);
+    EXPECT_EQ(got.status[uq::Counter::bad_block_ids], 2u);
+    EXPECT_EQ(got.status[uq::Counter::negative_seq_lens], 1u);
+    EXPECT_EQ(got.status[uq::Counter::long_seq_lens], 1u);
+    EXPECT_EQ(got.status[uq::Counter::bad_slots], 0u);
+  }
+  // Every needed block bad, in a long request split over several CTAs (knob span 4): each
+  // counted once, every computed score -inf.
+  ScoreCase all = simple_case(rng, random_cache(rng, 3, false), {40 * 128 + 7, 128}, 1, 1, 0, 0);
+  for (auto& id : all.tables) id = (id % 2) ? -1 : 3;  // 3 = num_blocks: out of range
+  const RunResult got = run_launcher(all, uq::sm90::ScoreKnobs{4, false});
+  const ScoreComparison cmp = compare_scores(all, reference_scores(all), got.scores, page_key_maxima(all.cache),
+                                             "every block bad");
+  EXPECT_EQ(cmp.failures, 0);
+  EXPECT_EQ(got.status[uq::Counter::bad_block_ids], 41u + 1u);
+  // With check = true the convenience function throws after writing, naming the counts.
+  DeviceInputs in(c);
+  QView q("q", c.rows(), c.heads, kD);
+  fill_view(q, c.q);
+  ScoreView scores("scores", c.heads, c.rows(), c.S);
+  uq::ScoreConfig cfg;
+  cfg.query_len = 2;
+  cfg.init_blocks = 1;
+  cfg.local_blocks = 1;
+  cfg.backend = uq::Backend::Native;
+  expect_error([&] { uq::score(q, in.cache, in.tables, in.seq_lens, scores, cfg); },
+               {"uq::score", "block_tables/seq_lens", "bad_block_ids=2", "negative_seq_lens=1", "long_seq_lens=1"});
+}
+
+// More than 64 requests (several requests per wave slot), ragged with zeros.
+TEST(Sm90Score, ManyRequests) {
+  std::mt19937_64 rng(128);
+  std::vector<std::int32_t> lens(300);
+  std::uniform_int_distribution<int> len(0, 2100);
+  for (auto& l : lens) l = len(rng) % 7 == 0 ? 0 : len(rng);
+  ScoreCase c = simple_case(rng, random_cache(rng, 40, false), lens, 2, 2, 1, 1);
+  check_sm90(c, true, page_key_maxima(c.cache), "300 requests");
+}
+
+// A plan is reused: counters accumulate until reset, a run with fewer requests than the plan
+// writes only its rows, results are bit-identical between runs.
+TEST(Sm90Score, PlanReuse) {
+  std::mt19937_64 rng(129);
+  ScoreCase c = simple_case(rng, random_cache(rng, 9, false), {300, 1000, 5}, 4, 1, 0, 2);
+  c.tables[1 * c.max_blocks + 3] = -1;
+  DeviceInputs in(c);
+  QView q("q", c.rows(), c.heads, kD);
+  fill_view(q, c.q);
+  ScoreView s1("s1", c.heads, c.rows(), c.S), s2("s2", c.heads, c.rows(), c.S);
+  uq::ScoreConfig cfg;
+  cfg.query_len = 4;
+  cfg.local_blocks = 2;
+  cfg.check = false;
+  cfg.backend = uq::Backend::Native;
+  uq::ScorePlan<Exec> plan(Exec(), {8, 4, 1, c.max_blocks}, cfg);
+  ASSERT_EQ(plan.path(), uq::Path::Sm90);
+  Kokkos::deep_copy(s1, poison_value());
+  Kokkos::deep_copy(s2, poison_value());
+  plan.run(q, in.cache, in.tables, in.seq_lens, s1);
+  plan.run(q, in.cache, in.tables, in.seq_lens, s2);
+  EXPECT_EQ(plan.status()[uq::Counter::bad_block_ids], 2u);
+  plan.reset_status();
+  EXPECT_TRUE(plan.status().ok());
+  const auto h1 = to_host(s1), h2 = to_host(s2);
+  for (std::size_t i = 0; i < h1.size(); ++i) ASSERT_EQ(bits_of(h1[i]), bits_of(h2[i])) << i;
+  const ScoreComparison cmp =
+      compare_scores(c, reference_scores(c), std::vector<float>(h1.begin(), h1.end()), page_key_maxima(c.cache),
+                     "plan reuse");
+  EXPECT_EQ(cmp.failures, 0);
+  auto q1 = Kokkos::subview(q, std::make_pair(0, 4), Kokkos::ALL, Kokkos::ALL);
+  auto t1 = Kokkos::subview(in.tables, std::make_pair(0, 1), Kokkos::ALL);
+  auto l1 = Kokkos::subview(in.seq_lens, std::make_pair(0, 1));
+  auto sc1 = Kokkos::subview(s2, Kokkos::ALL, std::make_pair(0, 4), Kokkos::ALL);
+  Kokkos::deep_copy(s2, poison_value());
+  plan.run(q1, in.cache, t1, l1, sc1);
+  const auto h3 = to_host(s2);
+  for (std::size_t i = 0; i < h1.size(); ++i) {
+    const std::size_t row = (i / c.S) % c.rows();
+    if (row < 4)
+      ASSERT_EQ(bits_of(h3[i]), bits_of(h1[i])) << i;
+    else
+      ASSERT_EQ(bits_of(h3[i]), kPoisonBits) << i;
+  }
+}
+
+// ---------------------------------------------------------------- sm90 vs generic
+// Both within the derived tolerance of the reference, so |sm90 - generic| <= 2 x that bound;
+// sentinels, -inf and untouched entries bit-identical.
+TEST(Sm90Score, AgreesWithTheGenericPathOnTheSameInputs) {
+  std::mt19937_64 rng(130);
+  ScoreCase base = simple_case(rng, random_cache(rng, 50, false), {3000, 1, 129, 0, 2047, 640}, 4, 4, 1, 2);
+  const std::vector<double> key_max = page_key_maxima(base.cache);
+  for (auto [QL, H] : {std::pair<int, int>{1, 1}, {4, 1}, {8, 4}, {3, 2}, {32, 1}}) {
+    ScoreCase c = simple_case(rng, base.cache, base.seq_lens, QL, H, 1, 1);
+    const std::vector<float> ref = reference_scores(c);
+    const RunResult s = run_sm90(c, false);
+    const RunResult g = run_plan(c, true, uq::Backend::Generic);
+    const std::string what = "QL=" + std::to_string(QL) + " H=" + std::to_string(H);
+    EXPECT_EQ(compare_scores(c, ref, s.scores, key_max, "sm90 " + what).failures, 0);
+    EXPECT_EQ(compare_scores(c, ref, g.scores, key_max, "generic " + what).failures, 0);
+    std::size_t identical = 0, finite = 0;
+    double worst = 0.0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      if (!std::isfinite(ref[i]) || ref[i] == 1e30f || ref[i] == 1e29f || bits_of(ref[i]) == kPoisonBits) {
+        EXPECT_EQ(bits_of(s.scores[i]), bits_of(g.scores[i])) << what << " entry " << i;
+        continue;
+      }
+      ++finite;
+      identical += bits_of(s.scores[i]) == bits_of(g.scores[i]);
+      worst = std::max(worst, std::fabs(static_cast<double>(s.scores[i]) - g.scores[i]) /
+                                  (1e-4 + 1e-4 * std::fabs(static_cast<double>(ref[i]))));
+    }
+    std::printf("[sm90 vs generic] %s: %zu finite scores, %.1f%% bit-identical, largest |diff| / spec tolerance "
+                "%.3g\n",
+                what.c_str(), finite, finite ? 100.0 * identical / finite : 0.0, worst);
+  }
+}
+
+// ---------------------------------------------------------------- the launcher itself
+// Both MMA variants and several spans (one CTA per 4 blocks, uneven spans, one CTA per
+// request) give the reference's scores; the times of the two variants are printed.
+TEST(Sm90Score, MmaVariantsAndSpansMatchReference) {
+  std::mt19937_64 rng(131);
+  ScoreCase c = simple_case(rng, random_cache(rng, 70, true, 0x58), {64 * 128, 5000, 1, 129, 0, 3333}, 2, 4, 1, 1);
+  const std::vector<float> ref = reference_scores(c);
+  const std::vector<double> key_max = page_key_maxima(c.cache);
+  for (bool f16 : {false, true})
+    for (int span : {4, 8, 12, 64, 68}) {
+      const RunResult got = run_launcher(c, uq::sm90::ScoreKnobs{span, f16});
+      const std::string what = std::string(f16 ? "f16" : "e4m3") + " mma, span " + std::to_string(span);
+      const ScoreComparison cmp = compare_scores(c, ref, got.scores, key_max, what);
+      EXPECT_EQ(cmp.failures, 0) << what;
+      EXPECT_TRUE(got.status.ok()) << what;
+      if (span == 8) print(what, cmp);
+    }
+  // Timing only (no assertion): 32 requests x 256 pages (75 MB), the knobs' span.
+  ScoreCase big;
+  big.num_reqs = 32;
+  big.query_len = 8;
+  big.heads = 4;
+  big.max_blocks = 256;
+  big.S = 256;
+  big.cache = std::vector<std::uint8_t>(static_cast<std::size_t>(32 * 256) * kPage);
+  for (std::size_t i = 0; i < big.cache.size(); ++i)
+    big.cache[i] = static_cast<std::uint8_t>(i % kPage >= 8192 ? 0x28 + (i * 2654435761u >> 7) % 40
+                                                               : (i * 2654435761u) >> 11);
+  big.seq_lens.assign(32, 256 * 128);
+  big.tables.resize(32 * 256);
+  std::iota(big.tables.begin(), big.tables.end(), 0);
+  std::shuffle(big.tables.begin(), big.tables.end(), rng);
+  big.q = random_q(rng, big.rows() * big.heads * kD);
+  for (int cols : {4, 32}) {
+    big.query_len = cols == 4 ? 4 : 8;
+    big.heads = cols == 4 ? 1 : 4;
+    big.q = random_q(rng, big.rows() * big.heads * kD);
+    for (bool f16 : {false, true}) {
+      uq::sm90::ScoreKnobs k = uq::sm90::choose_score_knobs(32, 256, big.query_len, big.heads,
+                                                            uq::impl::device_info(Exec()).compute_units);
+      k.f16_mma = f16;
+      double sec = 0.0;
+      run_launcher(big, k, &sec, 20);
+      std::printf("[timing] QL %d H %d, %s mma, span %d: %.1f us, %.0f GB/s (pages only)\n", big.query_len,
+                  big.heads, f16 ? "f16" : "e4m3", k.span, sec * 1e6, 32.0 * 256 * kPage / sec / 1e9);
+    }
+  }
+}
+
+TEST(Sm90Score, LauncherRejectsWhatTheKernelCannotAddress) {
+  uq::sm90::ScoreLaunch l;
+  l.num_reqs = 2;
+  l.max_blocks = 8;
+  l.knobs.span = 6;
+  expect_error([&] { uq::sm90::launch_score(l); },
+               {"uq::sm90::launch_score", "'knobs.span'", "a positive multiple of 4", "got 6"});
+  l.knobs.span = 4;
+  l.heads = 3;
+  expect_error([&] { uq::sm90::launch_score(l); }, {"uq::sm90::launch_score", "'heads'", "1, 2 or 4", "got 3"});
+  l.heads = 4;
+  l.query_len = 9;
+  expect_error([&] { uq::sm90::launch_score(l); }, {"uq::sm90::launch_score", "'query_len'", "heads * query_len <= 32"});
+  l.query_len = 1;
+  l.q_stride_dim = -1;
+  expect_error([&] { uq::sm90::launch_score(l); }, {"uq::sm90::launch_score", "'q strides'", "non-negative"});
+  l.q_stride_dim = 1;
+  expect_error([&] { uq::sm90::launch_score(l); }, {"uq::sm90::launch_score", "'pointers'", "non-null"});
+  // The knob choice: a multiple of 4 covering max_blocks, the grid within one wave.
+  for (int batch : {1, 7, 32, 64, 300})
+    for (int mb : {1, 5, 1024, 4097}) {
+      const uq::sm90::ScoreKnobs k = uq::sm90::choose_score_knobs(batch, mb, 4, 1, 132);
+      EXPECT_EQ(k.span % 4, 0);
+      EXPECT_GE(k.span, 4);
+      const std::int64_t grid = static_cast<std::int64_t>(batch) * uq::sm90::score_spans_per_req(mb, k);
+      EXPECT_TRUE(grid <= 264 || uq::sm90::score_spans_per_req(mb, k) == 1) << batch << " " << mb;
+    }
+}
+
+#else  // no sm90 scorer in this build
+
+TEST(Sm90Score, NotBuiltHereSoNeverSelected) {
+  EXPECT_FALSE(uq::impl::built_score_paths().sm90);
+  const uq::DeviceInfo d = uq::impl::device_info(Exec());
+  EXPECT_EQ(uq::select_path("uq::score", d, uq::Backend::Auto, true, uq::impl::built_score_paths()),
+            uq::Path::Generic);
+}
+
+#endif
+
+}  // namespace
