@@ -19,10 +19,8 @@ static_assert(kCounterBadBlockIds == static_cast<int>(uq::Counter::bad_block_ids
 
 namespace launch_detail {
 
-inline void require(bool ok, const char* fn, const char* arg, const std::string& expected, const std::string& got) {
-  if (!ok) throw uq::Error(fn, arg, expected, got);
-}
-inline std::string str(std::int64_t v) { return std::to_string(v); }
+using uq::impl::require;
+using uq::impl::str;
 
 constexpr std::int64_t kMaxGrid = std::numeric_limits<std::int32_t>::max();  // grid.x
 
@@ -40,33 +38,11 @@ inline std::int64_t decode_reduce_blocks(const DecodeReduceLaunch& l) {
 inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l) {
   using namespace launch_detail;
   constexpr const char* fn = "uq::sm90::launch_decode_partitions";
-  require(l.num_seqs >= 0, fn, "num_seqs", ">= 0", str(l.num_seqs));
-  require(l.qg == 6 || l.qg == 8 || l.qg == 16, fn, "qg", "6, 8 or 16", str(l.qg));
-  require(l.block_size == 16 || l.block_size == 32 || l.block_size == 64 || l.block_size == 128 ||
-              l.block_size == 256,
-          fn, "block_size", "16, 32, 64, 128 or 256", str(l.block_size));
-  require(l.num_kv_heads >= 1, fn, "num_kv_heads", ">= 1", str(l.num_kv_heads));
-  require(l.partitions >= 1, fn, "partitions", ">= 1", str(l.partitions));
-  require(l.tgpp >= 1, fn, "tgpp", ">= 1", str(l.tgpp));
-  require(l.max_blocks_per_seq >= 0, fn, "max_blocks_per_seq", ">= 0", str(l.max_blocks_per_seq));
-  const std::int64_t window = static_cast<std::int64_t>(l.max_blocks_per_seq) * l.block_size;
-  require(static_cast<std::int64_t>(l.partitions) * l.tgpp * kTileGroupTokens >= window, fn, "partitions * tgpp",
-          "* 256 >= max_blocks_per_seq * block_size = " + str(window), str(l.partitions) + " * " + str(l.tgpp));
+  uq::impl::check_decode_partitions_launch(fn, l);
   require(decode_partitions_blocks(l) <= kMaxGrid, fn, "num_seqs * num_kv_heads * partitions", "<= 2^31 - 1",
           str(decode_partitions_blocks(l)));
-  require(l.slot_bytes >= kSlotContent && l.slot_bytes % 4 == 0, fn, "slot_bytes", ">= 272 and a multiple of 4",
-          str(l.slot_bytes));
-  require(l.num_blocks >= 0, fn, "num_blocks", ">= 0", str(l.num_blocks));
   const std::int64_t pos_stride = static_cast<std::int64_t>(l.num_kv_heads) * l.slot_bytes;
   const std::int64_t block_bytes = pos_stride * l.block_size;
-  require(l.num_blocks <= 1 || l.block_stride >= block_bytes, fn, "block_stride",
-          ">= block_size * num_kv_heads * slot_bytes = " + str(block_bytes), str(l.block_stride));
-  require(l.q_stride_seq >= 0 && l.q_stride_head >= 0 && l.q_stride_dim >= 1, fn, "q strides",
-          "non-negative (dim stride >= 1)",
-          str(l.q_stride_seq) + ", " + str(l.q_stride_head) + ", " + str(l.q_stride_dim));
-  require(l.table_stride_seq >= 0 && l.table_stride_block >= 1, fn, "block_tables strides",
-          "non-negative (block stride >= 1)", str(l.table_stride_seq) + ", " + str(l.table_stride_block));
-  require(l.seq_lens_stride >= 0, fn, "seq_lens stride", ">= 0", str(l.seq_lens_stride));
 
   DecodeKernelArgs a{};
   a.partial_out = l.partial_out;
@@ -105,15 +81,11 @@ inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l)
 inline ReduceKernelArgs make_reduce_kernel_args(const DecodeReduceLaunch& l) {
   using namespace launch_detail;
   constexpr const char* fn = "uq::sm90::launch_decode_reduce";
-  require(l.num_seqs >= 0, fn, "num_seqs", ">= 0", str(l.num_seqs));
-  require(l.qg == 6 || l.qg == 8 || l.qg == 16, fn, "qg", "6, 8 or 16", str(l.qg));
-  require(l.num_kv_heads >= 1, fn, "num_kv_heads", ">= 1", str(l.num_kv_heads));
-  require(l.partitions >= 1 && l.partitions <= 4096, fn, "partitions", "1..4096", str(l.partitions));
+  uq::impl::check_decode_reduce_launch(fn, l);
+  // the reducer holds every partition's weight in shared memory (plan limit: uq::kMaxPartitions)
+  require(l.partitions <= 4096, fn, "partitions", "1..4096", str(l.partitions));
   require(decode_reduce_blocks(l) <= kMaxGrid, fn, "num_seqs * num_kv_heads * qg * 8", "<= 2^31 - 1",
           str(decode_reduce_blocks(l)));
-  require(l.out_stride_seq >= 0 && l.out_stride_head >= 0 && l.out_stride_dim >= 1, fn, "out strides",
-          "non-negative (dim stride >= 1)",
-          str(l.out_stride_seq) + ", " + str(l.out_stride_head) + ", " + str(l.out_stride_dim));
   require(reinterpret_cast<std::uintptr_t>(l.partial_out) % 16 == 0, fn, "partial_out", "a 16-byte aligned buffer",
           "address % 16 = " + str(static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(l.partial_out) % 16)));
   ReduceKernelArgs a{};

@@ -90,4 +90,16 @@ inline void throw_if_bad(const char* function, const char* argument, const Statu
   if (!s.ok()) throw Error(function, argument, "valid data (no device status counts)", s.describe());
 }
 
+namespace impl {
+
+// The one way host checks fail, in uq and in the tuned paths' launchers (which cannot include
+// Kokkos): a uq::Error naming the function, the argument, the expectation and the value.
+inline std::string str(std::int64_t v) { return std::to_string(v); }
+
+inline void require(bool cond, const char* function, const std::string& argument, const std::string& expected,
+                    const std::string& actual) {
+  if (!cond) throw Error(function, argument, expected, actual);
+}
+
+}  // namespace impl
 }  // namespace uq

@@ -47,13 +47,6 @@ struct IndexViewContract {
   static constexpr bool ok = true;
 };
 
-inline std::string str(std::int64_t v) { return std::to_string(v); }
-
-inline void require(bool cond, const char* function, const std::string& argument,
-                    const std::string& expected, const std::string& actual) {
-  if (!cond) throw Error(function, argument, expected, actual);
-}
-
 template <class View>
 void require_extent(const char* function, const char* argument, const View& v, int dim,
                     std::int64_t expected, const char* what) {
