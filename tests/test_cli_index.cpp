@@ -249,24 +249,6 @@ TEST(CliWriteIndex, RejectsMalformedInputsNamingTheFile) {
 }
 
 // ------------------------------------------------------------------ score
-// Random distinct pages for each request's blocks; the entries past a request's blocks
-// hold ids outside the cache, which the scorer never reads (so never counts).
-std::vector<std::int32_t> shuffled_tables(std::mt19937_64& rng, const std::vector<std::int32_t>& lens, int max_blocks,
-                                          std::int64_t num_blocks) {
-  std::vector<std::int32_t> pages(static_cast<std::size_t>(num_blocks));
-  std::iota(pages.begin(), pages.end(), 0);
-  std::shuffle(pages.begin(), pages.end(), rng);
-  std::vector<std::int32_t> t(lens.size() * max_blocks);
-  std::size_t next = 0;
-  for (std::size_t i = 0; i < lens.size(); ++i) {
-    const std::int64_t nb = (std::max(lens[i], 0) + 127) / 128;
-    for (int b = 0; b < max_blocks; ++b) {
-      const std::int32_t unused = (b % 2) ? -3 : static_cast<std::int32_t>(num_blocks + 50);
-      t[i * max_blocks + b] = b < nb ? pages[next++ % pages.size()] : unused;
-    }
-  }
-  return t;
-}
 
 // A ragged batch with a zero-length request, lengths around the block edges, a request
 // shorter than QL and shuffled block tables, over a cache written by the reference.
@@ -283,7 +265,7 @@ ix::ScoreCase make_score_case(std::uint64_t seed, int heads, int query_len, int 
   c.local_blocks = local;
   c.max_blocks = 9;  // one more than the longest request needs
   c.S = c.max_blocks;
-  c.tables = shuffled_tables(rng, c.seq_lens, c.max_blocks, NB);
+  c.tables = ix::shuffled_tables(rng, c.seq_lens, c.max_blocks, NB);
   c.q = ix::random_q(rng, c.rows() * heads * kD);
   return c;
 }

@@ -11,7 +11,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <map>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -185,6 +187,16 @@ inline std::vector<float> reference_scores(const ScoreCase& c) {
 struct ScoreComparison {
   std::int64_t exact = 0, close = 0, poison = 0, bound_used = 0, failures = 0;
   double worst_spec_ratio = 0.0;  // max |got - ref| / (1e-4 + 1e-4 |ref|) over the finite entries
+
+  ScoreComparison& operator+=(const ScoreComparison& o) {
+    exact += o.exact;
+    close += o.close;
+    poison += o.poison;
+    bound_used += o.bound_used;
+    failures += o.failures;
+    worst_spec_ratio = std::max(worst_spec_ratio, o.worst_spec_ratio);
+    return *this;
+  }
 };
 
 inline ScoreComparison compare_scores(const ScoreCase& c, const std::vector<float>& ref, const std::vector<float>& got,
@@ -225,6 +237,45 @@ inline ScoreComparison compare_scores(const ScoreCase& c, const std::vector<floa
         }
       }
   return r;
+}
+
+// Random distinct pages for each request's blocks; the entries past a request's blocks hold
+// ids outside the cache (-7 or num_blocks + 100), which the scorer never reads, so never counts.
+inline std::vector<std::int32_t> shuffled_tables(std::mt19937_64& rng, const std::vector<std::int32_t>& lens,
+                                                 int max_blocks, std::int64_t num_blocks) {
+  std::vector<std::int32_t> pages(static_cast<std::size_t>(num_blocks));
+  std::iota(pages.begin(), pages.end(), 0);
+  std::shuffle(pages.begin(), pages.end(), rng);
+  std::vector<std::int32_t> t(lens.size() * max_blocks);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    const std::int64_t nb = (std::max(lens[i], 0) + kBlk - 1) / kBlk;
+    for (int b = 0; b < max_blocks; ++b)
+      t[i * max_blocks + b] =
+          b < nb ? pages[next++ % pages.size()] : ((b % 2) ? -7 : static_cast<std::int32_t>(num_blocks + 100));
+  }
+  return t;
+}
+
+// One request per length over `cache`, its blocks on shuffled pages, the block table as wide
+// as the longest request needs (at least 1), one spare score column, random E4M3 queries.
+inline ScoreCase simple_case(std::mt19937_64& rng, std::vector<std::uint8_t> cache, std::vector<std::int32_t> lens,
+                             int QL, int H, int init, int local) {
+  ScoreCase c;
+  c.cache = std::move(cache);
+  c.seq_lens = std::move(lens);
+  c.num_reqs = static_cast<int>(c.seq_lens.size());
+  c.query_len = QL;
+  c.heads = H;
+  c.init_blocks = init;
+  c.local_blocks = local;
+  std::int32_t maxlen = 0;
+  for (auto l : c.seq_lens) maxlen = std::max(maxlen, l);
+  c.max_blocks = std::max(1, (maxlen + kBlk - 1) / kBlk);
+  c.S = c.max_blocks + 1;
+  c.tables = shuffled_tables(rng, c.seq_lens, c.max_blocks, c.num_blocks());
+  c.q = random_q(rng, c.rows() * H * kD);
+  return c;
 }
 
 // Device copies of a case's inputs (q and scores in the given view types).

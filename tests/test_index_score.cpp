@@ -2,7 +2,9 @@
 // in {0, 1, 2} (ragged batches with zero-length requests, shuffled block tables,
 // strided q and scores, poisoned score buffers), random code bytes, q = 0, saturated
 // keys, NaN scale bytes, an unaligned cache, bad block ids and lengths (masked and
-// counted), plan reuse, and every host error path.
+// counted), plan reuse, and every host error path. Every data case runs on each path this
+// build has for the device: the generic kernel, and the tuned one where it exists (sm90 on an
+// H200), both against the same reference.
 #include "test_index_common.hpp"
 #include "uq/score.hpp"
 
@@ -28,12 +30,27 @@ struct RunResult {
   uq::Status status;
 };
 
+// The paths to test on this device: generic always, plus Native where this build has a tuned
+// scorer for it (host builds: generic only, so no extra run in CI).
+std::vector<uq::Backend> backends_to_test() {
+  std::vector<uq::Backend> b{uq::Backend::Generic};
+  if (uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_score_paths()) != uq::Path::Generic)
+    b.push_back(uq::Backend::Native);
+  return b;
+}
+
+uq::Path expected_path(uq::Backend backend, const uq::DeviceInfo& device) {
+  return backend == uq::Backend::Generic ? uq::Path::Generic
+                                         : uq::native_path_for(device, uq::impl::built_score_paths());
+}
+
 // Runs uq::ScorePlan (check = false) on device copies of the case, q and scores either
 // LayoutRight or strided (transposed, padded, dim stride 2), the scores poisoned first.
 template <class Cache = Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem>>
-RunResult run_score(const ScoreCase& c, bool strided, const Cache* cache_override = nullptr) {
+RunResult run_score(const ScoreCase& c, bool strided, uq::Backend backend, const Cache* cache_override = nullptr) {
   DeviceInputs in(c);
   uq::ScoreConfig cfg;
+  cfg.backend = backend;
   cfg.query_len = c.query_len;
   cfg.init_blocks = c.init_blocks;
   cfg.local_blocks = c.local_blocks;
@@ -44,7 +61,7 @@ RunResult run_score(const ScoreCase& c, bool strided, const Cache* cache_overrid
   shape.heads = c.heads;
   shape.max_blocks = c.max_blocks;
   uq::ScorePlan<Exec> plan(Exec(), shape, cfg);
-  EXPECT_EQ(plan.path(), uq::native_path_for(plan.device(), uq::impl::built_score_paths()));
+  EXPECT_EQ(plan.path(), expected_path(backend, plan.device()));
 
   RunResult r;
   auto go = [&](const auto& q, const auto& scores) {
@@ -69,46 +86,19 @@ RunResult run_score(const ScoreCase& c, bool strided, const Cache* cache_overrid
   return r;
 }
 
-// Random distinct pages for each request's blocks; entries past a request's blocks hold
-// invalid ids (never read, so never counted).
-std::vector<std::int32_t> shuffled_tables(std::mt19937_64& rng, const std::vector<std::int32_t>& lens,
-                                          int max_blocks, std::int64_t num_blocks) {
-  std::vector<std::int32_t> pages(static_cast<std::size_t>(num_blocks));
-  std::iota(pages.begin(), pages.end(), 0);
-  std::shuffle(pages.begin(), pages.end(), rng);
-  std::vector<std::int32_t> t(lens.size() * max_blocks);
-  std::size_t next = 0;
-  for (std::size_t i = 0; i < lens.size(); ++i) {
-    const std::int64_t nb = (std::max(lens[i], 0) + kBlk - 1) / kBlk;
-    for (int b = 0; b < max_blocks; ++b) {
-      if (b < nb) {
-        t[i * max_blocks + b] = pages[next++ % pages.size()];
-      } else {
-        t[i * max_blocks + b] = (b % 2) ? -7 : static_cast<std::int32_t>(num_blocks + 100);
-      }
-    }
-  }
-  return t;
-}
 
-void check_case(const ScoreCase& c, bool strided, const std::vector<double>& key_max, const std::string& what,
-                ScoreComparison* total = nullptr) {
+void check_case(const ScoreCase& c, bool strided, const std::vector<double>& key_max, const std::string& case_name,
+                uq::Backend backend, ScoreComparison* total = nullptr) {
+  const std::string what = std::string(uq::backend_name(backend)) + ": " + case_name;
   const std::vector<float> ref = reference_scores(c);
-  const RunResult got = run_score(c, strided);
+  const RunResult got = run_score(c, strided, backend);
   const ScoreComparison cmp = compare_scores(c, ref, got.scores, key_max, what);
   EXPECT_TRUE(got.status.ok()) << what << ": " << got.status.describe();
   if (!total)
     std::printf("[%s] %lld exact, %lld within tolerance (largest error / spec tolerance = %.3g), %lld untouched\n",
                 what.c_str(), static_cast<long long>(cmp.exact), static_cast<long long>(cmp.close),
                 cmp.worst_spec_ratio, static_cast<long long>(cmp.poison));
-  if (total) {
-    total->exact += cmp.exact;
-    total->close += cmp.close;
-    total->poison += cmp.poison;
-    total->bound_used += cmp.bound_used;
-    total->failures += cmp.failures;
-    total->worst_spec_ratio = std::max(total->worst_spec_ratio, cmp.worst_spec_ratio);
-  }
+  if (total) *total += cmp;
 }
 
 // ---------------------------------------------------------------- the matrix
@@ -117,139 +107,148 @@ void check_case(const ScoreCase& c, bool strided, const std::vector<double>& key
 // H * QL <= 32, and every (init, local) in {0, 1, 2}^2: 135 calls, each on one cache
 // shared through shuffled block tables.
 TEST(IndexScore, Matrix) {
-  std::mt19937_64 rng(21);
-  const std::int64_t NB = 61;
-  ScoreCase base;
-  base.cache = random_cache(rng, NB, false);
-  const std::vector<double> key_max = page_key_maxima(base.cache);
-  ScoreComparison total;
-  int config = 0;
-  for (int QL : {1, 2, 4, 8, 16, 32})
-    for (int H : {1, 2, 4}) {
-      if (H * QL > 32) continue;
-      for (int init = 0; init <= 2; ++init)
-        for (int local = 0; local <= 2; ++local) {
-          ScoreCase c = base;
-          c.seq_lens = {0, 1, 4, 127, 128, 129, 0, 130, 513, 4096};
-          std::shuffle(c.seq_lens.begin(), c.seq_lens.end(), rng);
-          c.num_reqs = static_cast<int>(c.seq_lens.size());
-          c.query_len = QL;
-          c.heads = H;
-          c.init_blocks = init;
-          c.local_blocks = local;
-          c.max_blocks = 33;  // one more than the longest request needs
-          c.S = c.max_blocks + 3;
-          c.tables = shuffled_tables(rng, c.seq_lens, c.max_blocks, NB);
-          c.q = random_q(rng, c.rows() * H * kD);
-          const std::string what = "QL=" + std::to_string(QL) + " H=" + std::to_string(H) +
-                                   " init=" + std::to_string(init) + " local=" + std::to_string(local);
-          check_case(c, (config++ % 2) == 1, key_max, what, &total);
-        }
-    }
-  EXPECT_EQ(total.failures, 0);
-  // The matrix exercised every kind of entry.
-  EXPECT_GT(total.exact, 1000);
-  EXPECT_GT(total.close, 10000);
-  EXPECT_GT(total.poison, 1000);
-  std::printf("[matrix] %lld exact, %lld within tolerance (%lld where the derived fp32 bound exceeds the spec's;"
-              " largest error / spec tolerance = %.3g), %lld untouched\n",
-              static_cast<long long>(total.exact), static_cast<long long>(total.close),
-              static_cast<long long>(total.bound_used), total.worst_spec_ratio, static_cast<long long>(total.poison));
+  for (const uq::Backend backend : backends_to_test()) {
+    SCOPED_TRACE(uq::backend_name(backend));
+    std::mt19937_64 rng(21);
+    const std::int64_t NB = 61;
+    ScoreCase base;
+    base.cache = random_cache(rng, NB, false);
+    const std::vector<double> key_max = page_key_maxima(base.cache);
+    ScoreComparison total;
+    int config = 0;
+    for (int QL : {1, 2, 4, 8, 16, 32})
+      for (int H : {1, 2, 4}) {
+        if (H * QL > 32) continue;
+        for (int init = 0; init <= 2; ++init)
+          for (int local = 0; local <= 2; ++local) {
+            ScoreCase c = base;
+            c.seq_lens = {0, 1, 4, 127, 128, 129, 0, 130, 513, 4096};
+            std::shuffle(c.seq_lens.begin(), c.seq_lens.end(), rng);
+            c.num_reqs = static_cast<int>(c.seq_lens.size());
+            c.query_len = QL;
+            c.heads = H;
+            c.init_blocks = init;
+            c.local_blocks = local;
+            c.max_blocks = 33;  // one more than the longest request needs
+            c.S = c.max_blocks + 3;
+            c.tables = shuffled_tables(rng, c.seq_lens, c.max_blocks, NB);
+            c.q = random_q(rng, c.rows() * H * kD);
+            const std::string what = "QL=" + std::to_string(QL) + " H=" + std::to_string(H) +
+                                     " init=" + std::to_string(init) + " local=" + std::to_string(local);
+            check_case(c, (config++ % 2) == 1, key_max, what, backend, &total);
+          }
+      }
+    EXPECT_EQ(total.failures, 0);
+    // The matrix exercised every kind of entry.
+    EXPECT_GT(total.exact, 1000);
+    EXPECT_GT(total.close, 10000);
+    EXPECT_GT(total.poison, 1000);
+    std::printf("[matrix, %s] %lld exact, %lld within tolerance (%lld where the derived fp32 bound exceeds the spec's;"
+                " largest error / spec tolerance = %.3g), %lld untouched\n",
+                uq::backend_name(backend), static_cast<long long>(total.exact), static_cast<long long>(total.close),
+                static_cast<long long>(total.bound_used), total.worst_spec_ratio, static_cast<long long>(total.poison));
+  }
 }
 
 // ---------------------------------------------------------------- data corner cases
-ScoreCase simple_case(std::mt19937_64& rng, std::vector<std::uint8_t> cache, std::vector<std::int32_t> lens, int QL,
-                      int H, int init, int local) {
-  ScoreCase c;
-  c.cache = std::move(cache);
-  c.seq_lens = std::move(lens);
-  c.num_reqs = static_cast<int>(c.seq_lens.size());
-  c.query_len = QL;
-  c.heads = H;
-  c.init_blocks = init;
-  c.local_blocks = local;
-  std::int32_t maxlen = 0;
-  for (auto l : c.seq_lens) maxlen = std::max(maxlen, l);
-  c.max_blocks = (maxlen + kBlk - 1) / kBlk;
-  c.S = c.max_blocks + 1;
-  c.tables = shuffled_tables(rng, c.seq_lens, c.max_blocks, c.num_blocks());
-  c.q = random_q(rng, c.rows() * H * kD);
-  return c;
-}
 
 TEST(IndexScore, RandomCodeBytes) {
-  std::mt19937_64 rng(22);
-  ScoreCase c = simple_case(rng, random_cache(rng, 12, true, 0x60), {700, 255, 1, 257}, 3, 2, 0, 1);
-  check_case(c, true, page_key_maxima(c.cache), "random code bytes");
-  c = simple_case(rng, random_cache(rng, 12, true, 0x7e), {1500}, 5, 4, 1, 0);
-  check_case(c, false, page_key_maxima(c.cache), "random code bytes, all scales");
+  for (const uq::Backend backend : backends_to_test()) {
+    SCOPED_TRACE(uq::backend_name(backend));
+    std::mt19937_64 rng(22);
+    ScoreCase c = simple_case(rng, random_cache(rng, 12, true, 0x60), {700, 255, 1, 257}, 3, 2, 0, 1);
+    check_case(c, true, page_key_maxima(c.cache), "random code bytes", backend);
+    c = simple_case(rng, random_cache(rng, 12, true, 0x7e), {1500}, 5, 4, 1, 0);
+    check_case(c, false, page_key_maxima(c.cache), "random code bytes, all scales", backend);
+  }
 }
 
 // q = 0: every dot is exactly 0, so every computed score is +0 (ties for selection).
 TEST(IndexScore, ZeroQueryGivesZeroScores) {
-  std::mt19937_64 rng(23);
-  ScoreCase c = simple_case(rng, random_cache(rng, 8, false), {600, 129}, 2, 2, 1, 1);
-  std::fill(c.q.begin(), c.q.end(), 0);
-  check_case(c, false, page_key_maxima(c.cache), "q = 0");
-  const RunResult got = run_score(c, true);
-  int zeros = 0;
-  for (float v : got.scores)
-    if (v == 0.0f) {
-      EXPECT_EQ(bits_of(v), 0u) << "a zero score must be +0";
-      ++zeros;
-    }
-  // Request 0 (L = 600): blocks 1..3 of its 5 are neither init nor local, for both rows
-  // and heads; request 1 (L = 129) has only sentinels and -inf.
-  EXPECT_EQ(zeros, 3 * 2 * 2);
+  for (const uq::Backend backend : backends_to_test()) {
+    SCOPED_TRACE(uq::backend_name(backend));
+    std::mt19937_64 rng(23);
+    ScoreCase c = simple_case(rng, random_cache(rng, 8, false), {600, 129}, 2, 2, 1, 1);
+    std::fill(c.q.begin(), c.q.end(), 0);
+    check_case(c, false, page_key_maxima(c.cache), "q = 0", backend);
+    const RunResult got = run_score(c, true, backend);
+    int zeros = 0;
+    for (float v : got.scores)
+      if (v == 0.0f) {
+        EXPECT_EQ(bits_of(v), 0u) << "a zero score must be +0";
+        ++zeros;
+      }
+    // Request 0 (L = 600): blocks 1..3 of its 5 are neither init nor local, for both rows
+    // and heads; request 1 (L = 129) has only sentinels and -inf.
+    EXPECT_EQ(zeros, 3 * 2 * 2);
+  }
 }
 
 // Large scales: most k̂ saturate to +-448 and q reaches +-448 too (dots up to ~2.6e7).
 TEST(IndexScore, SaturatedKeysAndLargeQueries) {
-  std::mt19937_64 rng(24);
-  std::vector<std::uint8_t> cache = random_cache(rng, 6, true, 0x7e);
-  std::uniform_int_distribution<int> big(0x70, 0x7e);
-  for (std::int64_t p = 0; p < 6; ++p)
-    for (int i = 8192; i < kPage; ++i) cache[p * kPage + i] = static_cast<std::uint8_t>(big(rng));
-  ScoreCase c = simple_case(rng, cache, {640, 300}, 2, 1, 0, 0);
-  std::normal_distribution<double> n(0.0, 200.0);
-  for (auto& b : c.q) b = uqref::e4m3_round(n(rng));
-  check_case(c, true, page_key_maxima(c.cache), "saturation");
+  for (const uq::Backend backend : backends_to_test()) {
+    SCOPED_TRACE(uq::backend_name(backend));
+    std::mt19937_64 rng(24);
+    std::vector<std::uint8_t> cache = random_cache(rng, 6, true, 0x7e);
+    std::uniform_int_distribution<int> big(0x70, 0x7e);
+    for (std::int64_t p = 0; p < 6; ++p)
+      for (int i = 8192; i < kPage; ++i) cache[p * kPage + i] = static_cast<std::uint8_t>(big(rng));
+    ScoreCase c = simple_case(rng, cache, {640, 300}, 2, 1, 0, 0);
+    std::normal_distribution<double> n(0.0, 200.0);
+    for (auto& b : c.q) b = uqref::e4m3_round(n(rng));
+    check_case(c, true, page_key_maxima(c.cache), "saturation", backend);
+  }
 }
 
 // Out-of-contract NaN scale bytes: NaN dots are ignored by the block maximum, and a
 // block whose visible dots are all NaN scores -inf (the reference's documented rule).
 TEST(IndexScore, NanScaleBytesAreIgnoredByTheMaximum) {
-  std::mt19937_64 rng(25);
-  std::vector<std::uint8_t> cache = random_cache(rng, 3, false);
-  for (int t = 0; t < kBlk; t += 3) cache[0 * kPage + 8192 + t * 8 + (t % 8)] = 0x7f;  // page 0: some tokens
-  for (int t = 0; t < kBlk; ++t) cache[1 * kPage + 8192 + t * 8 + 2] = 0xff;           // page 1: every token
-  ScoreCase c = simple_case(rng, cache, {384}, 1, 2, 0, 0);
-  c.tables = {0, 1, 2};
-  check_case(c, false, std::vector<double>(3 * kD, 448.0), "NaN scales");
-  const RunResult got = run_score(c, false);
-  for (int h = 0; h < 2; ++h) {
-    EXPECT_TRUE(std::isfinite(got.scores[h * c.S + 0]));
-    EXPECT_EQ(got.scores[h * c.S + 1], -std::numeric_limits<float>::infinity());
+  for (const uq::Backend backend : backends_to_test()) {
+    SCOPED_TRACE(uq::backend_name(backend));
+    std::mt19937_64 rng(25);
+    std::vector<std::uint8_t> cache = random_cache(rng, 3, false);
+    for (int t = 0; t < kBlk; t += 3) cache[0 * kPage + 8192 + t * 8 + (t % 8)] = 0x7f;  // page 0: some tokens
+    for (int t = 0; t < kBlk; ++t) cache[1 * kPage + 8192 + t * 8 + 2] = 0xff;           // page 1: every token
+    ScoreCase c = simple_case(rng, cache, {384}, 1, 2, 0, 0);
+    c.tables = {0, 1, 2};
+    check_case(c, false, std::vector<double>(3 * kD, 448.0), "NaN scales", backend);
+    const RunResult got = run_score(c, false, backend);
+    for (int h = 0; h < 2; ++h) {
+      EXPECT_TRUE(std::isfinite(got.scores[h * c.S + 0]));
+      EXPECT_EQ(got.scores[h * c.S + 1], -std::numeric_limits<float>::infinity());
+    }
   }
 }
 
-// A cache view whose pages do not start on 16-byte boundaries takes the byte-load path.
+// Cache views whose pages do not start on 16-byte boundaries (offset 1 and 4 bytes).
 TEST(IndexScore, UnalignedCache) {
-  std::mt19937_64 rng(26);
-  ScoreCase c = simple_case(rng, random_cache(rng, 5, false), {500, 77}, 2, 4, 1, 1);
-  Kokkos::View<std::uint8_t*, Mem> storage("storage", c.cache.size() + 16);
-  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> cache(storage.data() + 1,
-                                                                                      c.num_blocks(), kPage);
-  {
-    auto h = Kokkos::create_mirror_view(cache);
-    for (std::size_t i = 0; i < c.cache.size(); ++i) h.data()[i] = c.cache[i];
-    Kokkos::deep_copy(cache, h);
+  for (const uq::Backend backend : backends_to_test()) {
+    SCOPED_TRACE(uq::backend_name(backend));
+    std::mt19937_64 rng(26);
+    ScoreCase c = simple_case(rng, random_cache(rng, 5, false), {500, 77}, 2, 4, 1, 1);
+    // offset 1: byte loads everywhere; offset 4: 4-byte but not 16-byte aligned pages (the
+    // sm90 scorer's synchronous-copy kernel). The gfx950 scorer's buffer loads need 4-byte
+    // aligned pages: its launcher rejects offset 1 (arch/gfx950/score_launch_args.hpp).
+    for (int offset : {1, 4}) {
+      Kokkos::View<std::uint8_t*, Mem> storage("storage", c.cache.size() + 16);
+      Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> cache(storage.data() + offset,
+                                                                                          c.num_blocks(), kPage);
+      {
+        auto h = Kokkos::create_mirror_view(cache);
+        for (std::size_t i = 0; i < c.cache.size(); ++i) h.data()[i] = c.cache[i];
+        Kokkos::deep_copy(cache, h);
+      }
+      if (offset % 4 != 0 && expected_path(backend, uq::impl::device_info(Exec())) == uq::Path::Gfx950) {
+        expect_error([&] { run_score(c, false, backend, &cache); }, {"uq::gfx950::launch_score", "4-byte aligned"});
+        continue;
+      }
+      const RunResult got = run_score(c, false, backend, &cache);
+      const ScoreComparison cmp =
+          compare_scores(c, reference_scores(c), got.scores, page_key_maxima(c.cache), "unaligned cache");
+      EXPECT_EQ(cmp.failures, 0) << "offset " << offset;
+      EXPECT_GT(cmp.close, 0) << "offset " << offset;
+    }
   }
-  const RunResult got = run_score(c, false, &cache);
-  const ScoreComparison cmp =
-      compare_scores(c, reference_scores(c), got.scores, page_key_maxima(c.cache), "unaligned cache");
-  EXPECT_EQ(cmp.failures, 0);
-  EXPECT_GT(cmp.close, 0);
 }
 
 // ---------------------------------------------------------------- bad device data
@@ -258,95 +257,103 @@ TEST(IndexScore, UnalignedCache) {
 // only need a sentinel are never read; negative lengths count as 0; lengths beyond the
 // block table are clamped. All of it counted, nothing read out of bounds.
 TEST(IndexScore, BadBlockIdsAndLengthsAreMaskedAndCounted) {
-  std::mt19937_64 rng(27);
-  const std::int64_t NB = 7;
-  ScoreCase c;
-  c.cache = random_cache(rng, NB, false);
-  c.seq_lens = {600, -5, 1000, 300};  // 1000 > max_blocks * 128 = 640: clamped
-  c.num_reqs = 4;
-  c.query_len = 2;
-  c.heads = 2;
-  c.init_blocks = 1;
-  c.local_blocks = 1;
-  c.max_blocks = 5;
-  c.S = 6;
-  c.tables = {
-      3, -1, 9, 0, 1,    // req 0: blocks 1 (-1) and 2 (9) bad and computed; 4 is local
-      2, 2, 2, 2, 2,     // req 1: length -5 -> nothing
-      99, 4, 5, 6, -3,   // req 2: block 0 is init only (bad id never read); block 4 local: -3 not read
-      1, 2, 1000, 0, 0,  // req 3: block 2 local for row 1 and... see below
-  };
-  // req 3: L = 300, QL = 2: row 0 vis 299 (nb 3), row 1 vis 300 (nb 3): block 2 local
-  // for both rows, so 1000 is never read.
-  c.q = random_q(rng, c.rows() * c.heads * kD);
-  const std::vector<float> ref = reference_scores(c);
-  for (bool strided : {false, true}) {
-    const RunResult got = run_score(c, strided);
-    const ScoreComparison cmp = compare_scores(c, ref, got.scores, page_key_maxima(c.cache), "bad data");
-    EXPECT_EQ(cmp.failures, 0);
-    EXPECT_EQ(got.status[uq::Counter::bad_block_ids], 2u);
-    EXPECT_EQ(got.status[uq::Counter::negative_seq_lens], 1u);
-    EXPECT_EQ(got.status[uq::Counter::long_seq_lens], 1u);
-    EXPECT_EQ(got.status[uq::Counter::bad_slots], 0u);
+  for (const uq::Backend backend : backends_to_test()) {
+    SCOPED_TRACE(uq::backend_name(backend));
+    std::mt19937_64 rng(27);
+    const std::int64_t NB = 7;
+    ScoreCase c;
+    c.cache = random_cache(rng, NB, false);
+    c.seq_lens = {600, -5, 1000, 300};  // 1000 > max_blocks * 128 = 640: clamped
+    c.num_reqs = 4;
+    c.query_len = 2;
+    c.heads = 2;
+    c.init_blocks = 1;
+    c.local_blocks = 1;
+    c.max_blocks = 5;
+    c.S = 6;
+    c.tables = {
+        3, -1, 9, 0, 1,    // req 0: blocks 1 (-1) and 2 (9) bad and computed; 4 is local
+        2, 2, 2, 2, 2,     // req 1: length -5 -> nothing
+        99, 4, 5, 6, -3,   // req 2: block 0 is init only (bad id never read); block 4 local: -3 not read
+        1, 2, 1000, 0, 0,  // req 3: block 2 local for row 1 and... see below
+    };
+    // req 3: L = 300, QL = 2: row 0 vis 299 (nb 3), row 1 vis 300 (nb 3): block 2 local
+    // for both rows, so 1000 is never read.
+    c.q = random_q(rng, c.rows() * c.heads * kD);
+    const std::vector<float> ref = reference_scores(c);
+    for (bool strided : {false, true}) {
+      const RunResult got = run_score(c, strided, backend);
+      const ScoreComparison cmp = compare_scores(c, ref, got.scores, page_key_maxima(c.cache), "bad data");
+      EXPECT_EQ(cmp.failures, 0);
+      EXPECT_EQ(got.status[uq::Counter::bad_block_ids], 2u);
+      EXPECT_EQ(got.status[uq::Counter::negative_seq_lens], 1u);
+      EXPECT_EQ(got.status[uq::Counter::long_seq_lens], 1u);
+      EXPECT_EQ(got.status[uq::Counter::bad_slots], 0u);
+    }
+    // Blocks 1 and 2 of request 0 are -inf for both heads and rows (absent tokens).
+    for (int h = 0; h < 2; ++h)
+      for (int r = 0; r < 2; ++r)
+        for (int b = 1; b <= 2; ++b)
+          EXPECT_EQ(ref[(h * c.rows() + r) * c.S + b], -std::numeric_limits<float>::infinity());
+    // With check = true the convenience function throws after writing, naming the counts.
+    DeviceInputs in(c);
+    QView q("q", c.rows(), c.heads, kD);
+    fill_view(q, c.q);
+    ScoreView scores("scores", c.heads, c.rows(), c.S);
+    uq::ScoreConfig cfg;
+    cfg.query_len = 2;
+    cfg.init_blocks = 1;
+    cfg.local_blocks = 1;
+    cfg.backend = backend;
+    expect_error([&] { uq::score(q, in.cache, in.tables, in.seq_lens, scores, cfg); },
+                 {"uq::score", "block_tables/seq_lens", "bad_block_ids=2", "negative_seq_lens=1", "long_seq_lens=1"});
   }
-  // Blocks 1 and 2 of request 0 are -inf for both heads and rows (absent tokens).
-  for (int h = 0; h < 2; ++h)
-    for (int r = 0; r < 2; ++r)
-      for (int b = 1; b <= 2; ++b)
-        EXPECT_EQ(ref[(h * c.rows() + r) * c.S + b], -std::numeric_limits<float>::infinity());
-  // With check = true the convenience function throws after writing, naming the counts.
-  DeviceInputs in(c);
-  QView q("q", c.rows(), c.heads, kD);
-  fill_view(q, c.q);
-  ScoreView scores("scores", c.heads, c.rows(), c.S);
-  uq::ScoreConfig cfg;
-  cfg.query_len = 2;
-  cfg.init_blocks = 1;
-  cfg.local_blocks = 1;
-  expect_error([&] { uq::score(q, in.cache, in.tables, in.seq_lens, scores, cfg); },
-               {"uq::score", "block_tables/seq_lens", "bad_block_ids=2", "negative_seq_lens=1", "long_seq_lens=1"});
 }
 
 // A plan is reused: counters accumulate across runs with check = false until reset,
 // runs with fewer requests than max_reqs work, and results do not change.
 TEST(IndexScore, PlanReuse) {
-  std::mt19937_64 rng(28);
-  ScoreCase c = simple_case(rng, random_cache(rng, 9, false), {300, 1000, 5}, 4, 1, 0, 2);
-  c.tables[1 * c.max_blocks + 3] = -1;  // request 1, block 3: computed for every row -> counted
-  DeviceInputs in(c);
-  QView q("q", c.rows(), c.heads, kD);
-  fill_view(q, c.q);
-  ScoreView s1("s1", c.heads, c.rows(), c.S), s2("s2", c.heads, c.rows(), c.S);
-  uq::ScoreConfig cfg;
-  cfg.query_len = 4;
-  cfg.local_blocks = 2;
-  cfg.check = false;
-  uq::ScorePlan<Exec> plan(Exec(), {8, 4, 1, c.max_blocks}, cfg);
-  Kokkos::deep_copy(s1, poison_value());
-  Kokkos::deep_copy(s2, poison_value());
-  EXPECT_EQ(plan.path(), uq::native_path_for(plan.device(), uq::impl::built_score_paths()));
-  EXPECT_FALSE(plan.device().name.empty());
-  plan.run(q, in.cache, in.tables, in.seq_lens, s1);
-  plan.run(q, in.cache, in.tables, in.seq_lens, s2);
-  EXPECT_EQ(plan.status()[uq::Counter::bad_block_ids], 2u);
-  plan.reset_status();
-  EXPECT_TRUE(plan.status().ok());
-  const auto h1 = to_host(s1), h2 = to_host(s2);
-  for (std::size_t i = 0; i < h1.size(); ++i) ASSERT_EQ(bits_of(h1[i]), bits_of(h2[i])) << i;
-  // A run with a single request (a prefix of the batch).
-  auto q1 = Kokkos::subview(q, std::make_pair(0, 4), Kokkos::ALL, Kokkos::ALL);
-  auto t1 = Kokkos::subview(in.tables, std::make_pair(0, 1), Kokkos::ALL);
-  auto l1 = Kokkos::subview(in.seq_lens, std::make_pair(0, 1));
-  auto sc1 = Kokkos::subview(s2, Kokkos::ALL, std::make_pair(0, 4), Kokkos::ALL);
-  Kokkos::deep_copy(s2, poison_value());
-  plan.run(q1, in.cache, t1, l1, sc1);
-  const auto h3 = to_host(s2);
-  for (std::size_t i = 0; i < h1.size(); ++i) {
-    const std::size_t row = (i / c.S) % c.rows();
-    if (row < 4)
-      ASSERT_EQ(bits_of(h3[i]), bits_of(h1[i])) << i;
-    else
-      ASSERT_EQ(bits_of(h3[i]), kPoisonBits) << i;
+  for (const uq::Backend backend : backends_to_test()) {
+    SCOPED_TRACE(uq::backend_name(backend));
+    std::mt19937_64 rng(28);
+    ScoreCase c = simple_case(rng, random_cache(rng, 9, false), {300, 1000, 5}, 4, 1, 0, 2);
+    c.tables[1 * c.max_blocks + 3] = -1;  // request 1, block 3: computed for every row -> counted
+    DeviceInputs in(c);
+    QView q("q", c.rows(), c.heads, kD);
+    fill_view(q, c.q);
+    ScoreView s1("s1", c.heads, c.rows(), c.S), s2("s2", c.heads, c.rows(), c.S);
+    uq::ScoreConfig cfg;
+    cfg.query_len = 4;
+    cfg.local_blocks = 2;
+    cfg.check = false;
+    cfg.backend = backend;
+    uq::ScorePlan<Exec> plan(Exec(), {8, 4, 1, c.max_blocks}, cfg);
+    Kokkos::deep_copy(s1, poison_value());
+    Kokkos::deep_copy(s2, poison_value());
+    EXPECT_EQ(plan.path(), expected_path(backend, plan.device()));
+    EXPECT_FALSE(plan.device().name.empty());
+    plan.run(q, in.cache, in.tables, in.seq_lens, s1);
+    plan.run(q, in.cache, in.tables, in.seq_lens, s2);
+    EXPECT_EQ(plan.status()[uq::Counter::bad_block_ids], 2u);
+    plan.reset_status();
+    EXPECT_TRUE(plan.status().ok());
+    const auto h1 = to_host(s1), h2 = to_host(s2);
+    for (std::size_t i = 0; i < h1.size(); ++i) ASSERT_EQ(bits_of(h1[i]), bits_of(h2[i])) << i;
+    // A run with a single request (a prefix of the batch).
+    auto q1 = Kokkos::subview(q, std::make_pair(0, 4), Kokkos::ALL, Kokkos::ALL);
+    auto t1 = Kokkos::subview(in.tables, std::make_pair(0, 1), Kokkos::ALL);
+    auto l1 = Kokkos::subview(in.seq_lens, std::make_pair(0, 1));
+    auto sc1 = Kokkos::subview(s2, Kokkos::ALL, std::make_pair(0, 4), Kokkos::ALL);
+    Kokkos::deep_copy(s2, poison_value());
+    plan.run(q1, in.cache, t1, l1, sc1);
+    const auto h3 = to_host(s2);
+    for (std::size_t i = 0; i < h1.size(); ++i) {
+      const std::size_t row = (i / c.S) % c.rows();
+      if (row < 4)
+        ASSERT_EQ(bits_of(h3[i]), bits_of(h1[i])) << i;
+      else
+        ASSERT_EQ(bits_of(h3[i]), kPoisonBits) << i;
+    }
   }
 }
 

@@ -1,11 +1,12 @@
-// The Hopper (sm_90) NVFP4 index scorer (arch/sm90/score*.cuh) against the float64 reference
-// and against the generic path on the same inputs: the whole L x QL x H x init/local matrix,
-// strided q and scores, poisoned outputs left untouched past each request's blocks, random
-// code bytes, q = 0, saturated keys, NaN scale bytes, an unaligned cache (the byte-copy
-// kernel), bad block ids and lengths (masked and counted), more than 64 requests, plan reuse,
-// both MMA variants (E4M3 m16n8k32 and exact fp16 m16n8k16) and forced spans through the
-// launcher, and the launcher's argument errors. Backend::Native throughout: on a build or
-// device without the sm90 scorer these tests FAIL (they never skip).
+// The Hopper (sm_90) NVFP4 index scorer (arch/sm90/score*.cuh), what only this path has: its
+// selection on a compute capability 9.x device, a long request split over CTAs with every
+// block bad, more than 64 requests, agreement with the generic path on the same inputs, both
+// MMA variants (E4M3 m16n8k32 and exact fp16 m16n8k16) and forced spans through the launcher,
+// and the launcher's argument errors. Every data case of test_index_score.cpp (the whole
+// L x QL x H x init/local matrix, strided views, poison, random code bytes, q = 0, saturation,
+// NaN scales, unaligned caches, bad ids and lengths, plan reuse) also runs there on this path
+// (Backend::Native, next to Generic). Backend::Native throughout: on a build or device without
+// the sm90 scorer these tests FAIL (they never skip).
 //
 // Tolerance: compare_scores (test_index_common.hpp) derives it: products of two E4M3 values
 // are exact in fp32 (4 + 4 significant bits), so the only error is the fp32 summation of 128
@@ -120,52 +121,6 @@ RunResult run_launcher(const ScoreCase& c, const uq::sm90::ScoreKnobs& knobs, do
   return r;
 }
 
-// Random distinct pages for each request's blocks; entries past a request's blocks hold
-// invalid ids (never read, so never counted).
-std::vector<std::int32_t> shuffled_tables(std::mt19937_64& rng, const std::vector<std::int32_t>& lens,
-                                          int max_blocks, std::int64_t num_blocks) {
-  std::vector<std::int32_t> pages(static_cast<std::size_t>(num_blocks));
-  std::iota(pages.begin(), pages.end(), 0);
-  std::shuffle(pages.begin(), pages.end(), rng);
-  std::vector<std::int32_t> t(lens.size() * max_blocks);
-  std::size_t next = 0;
-  for (std::size_t i = 0; i < lens.size(); ++i) {
-    const std::int64_t nb = (std::max(lens[i], 0) + kBlk - 1) / kBlk;
-    for (int b = 0; b < max_blocks; ++b)
-      t[i * max_blocks + b] = b < nb ? pages[next++ % pages.size()]
-                                     : ((b % 2) ? -7 : static_cast<std::int32_t>(num_blocks + 100));
-  }
-  return t;
-}
-
-ScoreCase simple_case(std::mt19937_64& rng, std::vector<std::uint8_t> cache, std::vector<std::int32_t> lens, int QL,
-                      int H, int init, int local) {
-  ScoreCase c;
-  c.cache = std::move(cache);
-  c.seq_lens = std::move(lens);
-  c.num_reqs = static_cast<int>(c.seq_lens.size());
-  c.query_len = QL;
-  c.heads = H;
-  c.init_blocks = init;
-  c.local_blocks = local;
-  std::int32_t maxlen = 0;
-  for (auto l : c.seq_lens) maxlen = std::max(maxlen, l);
-  c.max_blocks = std::max(1, (maxlen + kBlk - 1) / kBlk);
-  c.S = c.max_blocks + 1;
-  c.tables = shuffled_tables(rng, c.seq_lens, c.max_blocks, c.num_blocks());
-  c.q = random_q(rng, c.rows() * H * kD);
-  return c;
-}
-
-void accumulate(ScoreComparison& total, const ScoreComparison& cmp) {
-  total.exact += cmp.exact;
-  total.close += cmp.close;
-  total.poison += cmp.poison;
-  total.bound_used += cmp.bound_used;
-  total.failures += cmp.failures;
-  total.worst_spec_ratio = std::max(total.worst_spec_ratio, cmp.worst_spec_ratio);
-}
-
 void print(const std::string& what, const ScoreComparison& cmp) {
   std::printf("[%s] %lld exact, %lld within tolerance (%lld where the derived fp32 bound exceeds the spec's; largest "
               "error / spec tolerance = %.3g), %lld untouched\n",
@@ -198,147 +153,11 @@ TEST(Sm90Score, ThisDeviceIsHopperAndNativeSelectsSm90) {
   EXPECT_EQ(uq::ScorePlan<Exec>(Exec(), {32, 4, 1, 1024}, cfg).path(), uq::Path::Generic);
 }
 
-// ---------------------------------------------------------------- the matrix
-// As test_index_score.cpp's Matrix: L in {0, 1, 4, 127, 128, 129, 130, 513, 4096} as one
-// ragged batch (two zero-length requests) for every QL in {1, 2, 4, 8, 16, 32}, H in {1, 2, 4}
-// with H * QL <= 32 and (init, local) in {0, 1, 2}^2, strided every other call.
-TEST(Sm90Score, MatrixMatchesReference) {
-  std::mt19937_64 rng(121);
-  const std::int64_t NB = 61;
-  ScoreCase base;
-  base.cache = random_cache(rng, NB, false);
-  const std::vector<double> key_max = page_key_maxima(base.cache);
-  ScoreComparison total;
-  int config = 0;
-  for (int QL : {1, 2, 4, 8, 16, 32})
-    for (int H : {1, 2, 4}) {
-      if (H * QL > 32) continue;
-      for (int init = 0; init <= 2; ++init)
-        for (int local = 0; local <= 2; ++local) {
-          ScoreCase c = base;
-          c.seq_lens = {0, 1, 4, 127, 128, 129, 0, 130, 513, 4096};
-          std::shuffle(c.seq_lens.begin(), c.seq_lens.end(), rng);
-          c.num_reqs = static_cast<int>(c.seq_lens.size());
-          c.query_len = QL;
-          c.heads = H;
-          c.init_blocks = init;
-          c.local_blocks = local;
-          c.max_blocks = 33;
-          c.S = c.max_blocks + 3;
-          c.tables = shuffled_tables(rng, c.seq_lens, c.max_blocks, NB);
-          c.q = random_q(rng, c.rows() * H * kD);
-          const std::string what = "QL=" + std::to_string(QL) + " H=" + std::to_string(H) +
-                                   " init=" + std::to_string(init) + " local=" + std::to_string(local);
-          accumulate(total, check_sm90(c, (config++ % 2) == 1, key_max, what, true));
-        }
-    }
-  EXPECT_EQ(total.failures, 0);
-  EXPECT_GT(total.exact, 1000);
-  EXPECT_GT(total.close, 10000);
-  EXPECT_GT(total.poison, 1000);
-  print("sm90 matrix", total);
-}
-
-// ---------------------------------------------------------------- data corner cases
-TEST(Sm90Score, RandomCodeBytes) {
-  std::mt19937_64 rng(122);
-  ScoreCase c = simple_case(rng, random_cache(rng, 12, true, 0x60), {700, 255, 1, 257}, 3, 2, 0, 1);
-  check_sm90(c, true, page_key_maxima(c.cache), "random code bytes");
-  c = simple_case(rng, random_cache(rng, 12, true, 0x7e), {1500}, 5, 4, 1, 0);
-  check_sm90(c, false, page_key_maxima(c.cache), "random code bytes, all scales");
-}
-
-TEST(Sm90Score, ZeroQueryGivesPositiveZeroScores) {
-  std::mt19937_64 rng(123);
-  ScoreCase c = simple_case(rng, random_cache(rng, 8, false), {600, 129}, 2, 2, 1, 1);
-  std::fill(c.q.begin(), c.q.end(), 0);
-  check_sm90(c, false, page_key_maxima(c.cache), "q = 0");
-  const RunResult got = run_sm90(c, true);
-  int zeros = 0;
-  for (float v : got.scores)
-    if (v == 0.0f) {
-      EXPECT_EQ(bits_of(v), 0u) << "a zero score must be +0";
-      ++zeros;
-    }
-  EXPECT_EQ(zeros, 3 * 2 * 2);  // request 0: blocks 1..3 for both rows and heads
-}
-
-TEST(Sm90Score, SaturatedKeysAndLargeQueries) {
-  std::mt19937_64 rng(124);
-  std::vector<std::uint8_t> cache = random_cache(rng, 6, true, 0x7e);
-  std::uniform_int_distribution<int> big(0x70, 0x7e);
-  for (std::int64_t p = 0; p < 6; ++p)
-    for (int i = 8192; i < kPage; ++i) cache[p * kPage + i] = static_cast<std::uint8_t>(big(rng));
-  ScoreCase c = simple_case(rng, cache, {640, 300}, 2, 1, 0, 0);
-  std::normal_distribution<double> n(0.0, 200.0);
-  for (auto& b : c.q) b = uqref::e4m3_round(n(rng));
-  check_sm90(c, true, page_key_maxima(c.cache), "saturation");
-}
-
-TEST(Sm90Score, NanScaleBytesAreIgnoredByTheMaximum) {
-  std::mt19937_64 rng(125);
-  std::vector<std::uint8_t> cache = random_cache(rng, 3, false);
-  for (int t = 0; t < kBlk; t += 3) cache[0 * kPage + 8192 + t * 8 + (t % 8)] = 0x7f;  // page 0: some tokens
-  for (int t = 0; t < kBlk; ++t) cache[1 * kPage + 8192 + t * 8 + 2] = 0xff;           // page 1: every token
-  ScoreCase c = simple_case(rng, cache, {384}, 1, 2, 0, 0);
-  c.tables = {0, 1, 2};
-  check_sm90(c, false, std::vector<double>(3 * kD, 448.0), "NaN scales");
-  const RunResult got = run_sm90(c, false);
-  for (int h = 0; h < 2; ++h) {
-    EXPECT_TRUE(std::isfinite(got.scores[h * c.S + 0]));
-    EXPECT_EQ(got.scores[h * c.S + 1], -std::numeric_limits<float>::infinity());
-  }
-}
-
-// Pages not 16-byte aligned: the byte-copy kernel.
-TEST(Sm90Score, UnalignedCacheTakesTheByteCopyKernel) {
-  std::mt19937_64 rng(126);
-  ScoreCase c = simple_case(rng, random_cache(rng, 9, false), {500, 77, 1025}, 3, 4, 1, 1);
-  for (int offset : {1, 4}) {
-    Kokkos::View<std::uint8_t*, Mem> storage("storage", c.cache.size() + 16);
-    Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> cache(storage.data() + offset,
-                                                                                        c.num_blocks(), kPage);
-    auto h = Kokkos::create_mirror_view(cache);
-    for (std::size_t i = 0; i < c.cache.size(); ++i) h.data()[i] = c.cache[i];
-    Kokkos::deep_copy(cache, h);
-    const RunResult got = run_plan(c, offset == 4, uq::Backend::Native, &cache);
-    const ScoreComparison cmp = compare_scores(c, reference_scores(c), got.scores, page_key_maxima(c.cache),
-                                               "unaligned cache, offset " + std::to_string(offset));
-    EXPECT_EQ(cmp.failures, 0);
-    EXPECT_GT(cmp.close, 0);
-  }
-}
-
-// ---------------------------------------------------------------- bad device data
-// Needed blocks with bad ids: masked (-inf unless a sentinel applies), counted once per
-// (request, block); bad ids of sentinel-only blocks never read; negative lengths count as 0,
-// lengths beyond the table are clamped; all counted (the same case as test_index_score.cpp).
-TEST(Sm90Score, BadBlockIdsAndLengthsAreMaskedAndCounted) {
+// Every needed block bad in a long request that the launcher splits over several CTAs (span
+// 4): each (request, block) counted once, every computed score -inf, nothing read out of
+// bounds. (The general bad-data case runs on the sm90 path in test_index_score.cpp.)
+TEST(Sm90Score, EveryNeededBlockBadInASplitRequest) {
   std::mt19937_64 rng(127);
-  ScoreCase c;
-  c.cache = random_cache(rng, 7, false);
-  c.seq_lens = {600, -5, 1000, 300};
-  c.num_reqs = 4;
-  c.query_len = 2;
-  c.heads = 2;
-  c.init_blocks = 1;
-  c.local_blocks = 1;
-  c.max_blocks = 5;
-  c.S = 6;
-  c.tables = {3, -1, 9, 0, 1, 2, 2, 2, 2, 2, 99, 4, 5, 6, -3, 1, 2, 1000, 0, 0};
-  c.q = random_q(rng, c.rows() * c.heads * kD);
-  const std::vector<float> ref = reference_scores(c);
-  for (bool strided : {false, true}) {
-    const RunResult got = run_sm90(c, strided);
-    const ScoreComparison cmp = compare_scores(c, ref, got.scores, page_key_maxima(c.cache), "bad data");
-    EXPECT_EQ(cmp.failures, 0);
-    EXPECT_EQ(got.status[uq::Counter::bad_block_ids], 2u);
-    EXPECT_EQ(got.status[uq::Counter::negative_seq_lens], 1u);
-    EXPECT_EQ(got.status[uq::Counter::long_seq_lens], 1u);
-    EXPECT_EQ(got.status[uq::Counter::bad_slots], 0u);
-  }
-  // Every needed block bad, in a long request split over several CTAs (knob span 4): each
-  // counted once, every computed score -inf.
   ScoreCase all = simple_case(rng, random_cache(rng, 3, false), {40 * 128 + 7, 128}, 1, 1, 0, 0);
   for (auto& id : all.tables) id = (id % 2) ? -1 : 3;  // 3 = num_blocks: out of range
   const RunResult got = run_launcher(all, uq::sm90::ScoreKnobs{4, false});
@@ -346,18 +165,6 @@ TEST(Sm90Score, BadBlockIdsAndLengthsAreMaskedAndCounted) {
                                              "every block bad");
   EXPECT_EQ(cmp.failures, 0);
   EXPECT_EQ(got.status[uq::Counter::bad_block_ids], 41u + 1u);
-  // With check = true the convenience function throws after writing, naming the counts.
-  DeviceInputs in(c);
-  QView q("q", c.rows(), c.heads, kD);
-  fill_view(q, c.q);
-  ScoreView scores("scores", c.heads, c.rows(), c.S);
-  uq::ScoreConfig cfg;
-  cfg.query_len = 2;
-  cfg.init_blocks = 1;
-  cfg.local_blocks = 1;
-  cfg.backend = uq::Backend::Native;
-  expect_error([&] { uq::score(q, in.cache, in.tables, in.seq_lens, scores, cfg); },
-               {"uq::score", "block_tables/seq_lens", "bad_block_ids=2", "negative_seq_lens=1", "long_seq_lens=1"});
 }
 
 // More than 64 requests (several requests per wave slot), ragged with zeros.
@@ -368,52 +175,6 @@ TEST(Sm90Score, ManyRequests) {
   for (auto& l : lens) l = len(rng) % 7 == 0 ? 0 : len(rng);
   ScoreCase c = simple_case(rng, random_cache(rng, 40, false), lens, 2, 2, 1, 1);
   check_sm90(c, true, page_key_maxima(c.cache), "300 requests");
-}
-
-// A plan is reused: counters accumulate until reset, a run with fewer requests than the plan
-// writes only its rows, results are bit-identical between runs.
-TEST(Sm90Score, PlanReuse) {
-  std::mt19937_64 rng(129);
-  ScoreCase c = simple_case(rng, random_cache(rng, 9, false), {300, 1000, 5}, 4, 1, 0, 2);
-  c.tables[1 * c.max_blocks + 3] = -1;
-  DeviceInputs in(c);
-  QView q("q", c.rows(), c.heads, kD);
-  fill_view(q, c.q);
-  ScoreView s1("s1", c.heads, c.rows(), c.S), s2("s2", c.heads, c.rows(), c.S);
-  uq::ScoreConfig cfg;
-  cfg.query_len = 4;
-  cfg.local_blocks = 2;
-  cfg.check = false;
-  cfg.backend = uq::Backend::Native;
-  uq::ScorePlan<Exec> plan(Exec(), {8, 4, 1, c.max_blocks}, cfg);
-  ASSERT_EQ(plan.path(), uq::Path::Sm90);
-  Kokkos::deep_copy(s1, poison_value());
-  Kokkos::deep_copy(s2, poison_value());
-  plan.run(q, in.cache, in.tables, in.seq_lens, s1);
-  plan.run(q, in.cache, in.tables, in.seq_lens, s2);
-  EXPECT_EQ(plan.status()[uq::Counter::bad_block_ids], 2u);
-  plan.reset_status();
-  EXPECT_TRUE(plan.status().ok());
-  const auto h1 = to_host(s1), h2 = to_host(s2);
-  for (std::size_t i = 0; i < h1.size(); ++i) ASSERT_EQ(bits_of(h1[i]), bits_of(h2[i])) << i;
-  const ScoreComparison cmp =
-      compare_scores(c, reference_scores(c), std::vector<float>(h1.begin(), h1.end()), page_key_maxima(c.cache),
-                     "plan reuse");
-  EXPECT_EQ(cmp.failures, 0);
-  auto q1 = Kokkos::subview(q, std::make_pair(0, 4), Kokkos::ALL, Kokkos::ALL);
-  auto t1 = Kokkos::subview(in.tables, std::make_pair(0, 1), Kokkos::ALL);
-  auto l1 = Kokkos::subview(in.seq_lens, std::make_pair(0, 1));
-  auto sc1 = Kokkos::subview(s2, Kokkos::ALL, std::make_pair(0, 4), Kokkos::ALL);
-  Kokkos::deep_copy(s2, poison_value());
-  plan.run(q1, in.cache, t1, l1, sc1);
-  const auto h3 = to_host(s2);
-  for (std::size_t i = 0; i < h1.size(); ++i) {
-    const std::size_t row = (i / c.S) % c.rows();
-    if (row < 4)
-      ASSERT_EQ(bits_of(h3[i]), bits_of(h1[i])) << i;
-    else
-      ASSERT_EQ(bits_of(h3[i]), kPoisonBits) << i;
-  }
 }
 
 // ---------------------------------------------------------------- sm90 vs generic

@@ -246,23 +246,6 @@ PathResult check_case(const ScoreCase& c, const Layouts& v, const std::string& w
 }
 
 // ---------------------------------------------------------------- cases
-// Distinct random pages for each request's blocks; entries past a request's blocks hold
-// invalid ids (never read, so never counted).
-std::vector<std::int32_t> shuffled_tables(std::mt19937_64& rng, const std::vector<std::int32_t>& lens, int max_blocks,
-                                          std::int64_t num_blocks) {
-  std::vector<std::int32_t> pages(static_cast<std::size_t>(num_blocks));
-  std::iota(pages.begin(), pages.end(), 0);
-  std::shuffle(pages.begin(), pages.end(), rng);
-  std::vector<std::int32_t> t(lens.size() * max_blocks);
-  std::size_t next = 0;
-  for (std::size_t i = 0; i < lens.size(); ++i) {
-    const std::int64_t nb = (std::max(lens[i], 0) + kBlk - 1) / kBlk;
-    for (int b = 0; b < max_blocks; ++b)
-      t[i * max_blocks + b] =
-          b < nb ? pages[next++ % pages.size()] : ((b % 2) ? -7 : static_cast<std::int32_t>(num_blocks + 100));
-  }
-  return t;
-}
 
 std::int64_t total_blocks(const std::vector<std::int32_t>& lens) {
   std::int64_t n = 0;
