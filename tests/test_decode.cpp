@@ -90,14 +90,11 @@ TEST(Decode, StridedOutputAndPlanReuseGiveIdenticalBits) {
   c.num_kv_heads = 2;
   c.seq_lens = {1000, 3, 0, 257};
   const DecodeData d = build_decode_data(c);
-  const int heads = d.hq + 2 * c.num_kv_heads;
-  std::vector<uq::bf16> qkv(d.qkv.size());
-  for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i].bits = d.qkv[i];
-  auto fused = to_device(qkv, "qkv", d.num_seqs, heads, 256);
-  auto q = Kokkos::subview(fused, Kokkos::ALL, std::make_pair(0, d.hq), Kokkos::ALL);
-  auto cache = to_device(d.cache, "cache", d.num_blocks, c.block_size, c.num_kv_heads, c.slot_bytes);
-  auto tables = to_device(d.tables, "tables", d.num_seqs, d.max_blocks);
-  auto lens = to_device(d.seq_lens, "lens", d.num_seqs);
+  const DeviceDecodeInputs in = decode_inputs_on_device(c, d);
+  const auto& q = in.q;
+  const auto& cache = in.cache;
+  const auto& tables = in.tables;
+  const auto& lens = in.lens;
 
   // Reference bits: the convenience function into a dense output.
   DeviceView<uq::bf16***> dense("dense", d.num_seqs, d.hq, 256);
@@ -133,13 +130,11 @@ TEST(Decode, PartitionsThenReduceEqualsRun) {
   DecodeCase c;
   c.seq_lens = {700, 20};
   const DecodeData d = build_decode_data(c);
-  std::vector<uq::bf16> qkv(d.qkv.size());
-  for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i].bits = d.qkv[i];
-  auto fused = to_device(qkv, "qkv", d.num_seqs, d.hq + 2, 256);
-  auto q = Kokkos::subview(fused, Kokkos::ALL, std::make_pair(0, d.hq), Kokkos::ALL);
-  auto cache = to_device(d.cache, "cache", d.num_blocks, c.block_size, 1, 272);
-  auto tables = to_device(d.tables, "tables", d.num_seqs, d.max_blocks);
-  auto lens = to_device(d.seq_lens, "lens", d.num_seqs);
+  const DeviceDecodeInputs in = decode_inputs_on_device(c, d);
+  const auto& q = in.q;
+  const auto& cache = in.cache;
+  const auto& tables = in.tables;
+  const auto& lens = in.lens;
   uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(q, cache, tables, {}), {});
   DeviceView<uq::bf16***> a("a", d.num_seqs, d.hq, 256), b("b", d.num_seqs, d.hq, 256);
   plan.run(q, cache, tables, lens, a);

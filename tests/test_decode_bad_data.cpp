@@ -41,13 +41,11 @@ TEST(DecodeBadData, CheckedCallThrowsNamingTheCounters) {
   c.bad_blocks = {{1, 0}};
   c.raw_seq_len_overrides = {{0, -1}};
   const DecodeData d = build_decode_data(c);
-  std::vector<uq::bf16> qkv(d.qkv.size());
-  for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i].bits = d.qkv[i];
-  auto fused = to_device(qkv, "qkv", d.num_seqs, d.hq + 2, 256);
-  auto q = Kokkos::subview(fused, Kokkos::ALL, std::make_pair(0, d.hq), Kokkos::ALL);
-  auto cache = to_device(d.cache, "cache", d.num_blocks, c.block_size, 1, 272);
-  auto tables = to_device(d.tables, "tables", d.num_seqs, d.max_blocks);
-  auto lens = to_device(d.seq_lens, "lens", d.num_seqs);
+  const DeviceDecodeInputs in = decode_inputs_on_device(c, d);
+  const auto& q = in.q;
+  const auto& cache = in.cache;
+  const auto& tables = in.tables;
+  const auto& lens = in.lens;
   DeviceView<uq::bf16***> out("out", d.num_seqs, d.hq, 256);
   expect_error([&] { uq::decode(q, cache, tables, lens, out); },
                {"uq::decode", "block_tables/seq_lens", "bad_block_ids=1", "negative_seq_lens=1"});

@@ -1,8 +1,10 @@
-// Helpers shared by the NVFP4 index tests (test_index_*.cpp): random pages, queries and
-// block tables, strided device views, and the score comparison with its tolerance.
+// Helpers shared by the NVFP4 index tests (test_index_*.cpp, test_sm90_score.cpp, the emulated
+// and CLI ones): random pages, queries and block tables, strided device views, the score
+// comparison with its tolerance, and a plan run on a chosen path.
 #pragma once
 
 #include "support/test_util.hpp"
+#include "uq/score.hpp"
 #include "uqref.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -289,6 +291,67 @@ struct DeviceInputs {
         tables(to_device(c.tables, "block_tables", c.num_reqs, c.max_blocks)),
         seq_lens(to_device(c.seq_lens, "seq_lens", c.num_reqs)) {}
 };
+
+struct RunResult {
+  std::vector<float> scores;  // [H][rows][S], logical order
+  uq::Status status;
+};
+
+// The paths to test on this device: generic always, plus Native where this build has a tuned
+// scorer for it (host builds: generic only, so no extra run in CI).
+inline std::vector<uq::Backend> backends_to_test() {
+  std::vector<uq::Backend> b{uq::Backend::Generic};
+  if (uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_score_paths()) != uq::Path::Generic)
+    b.push_back(uq::Backend::Native);
+  return b;
+}
+
+inline uq::Path expected_path(uq::Backend backend, const uq::DeviceInfo& device) {
+  return backend == uq::Backend::Generic ? uq::Path::Generic
+                                         : uq::native_path_for(device, uq::impl::built_score_paths());
+}
+
+// Runs uq::ScorePlan (check = false) on device copies of the case, q and scores either
+// LayoutRight or strided (transposed, padded, dim stride 2), the scores poisoned first.
+template <class Cache = Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem>>
+RunResult run_score(const ScoreCase& c, bool strided, uq::Backend backend, const Cache* cache_override = nullptr) {
+  DeviceInputs in(c);
+  uq::ScoreConfig cfg;
+  cfg.backend = backend;
+  cfg.query_len = c.query_len;
+  cfg.init_blocks = c.init_blocks;
+  cfg.local_blocks = c.local_blocks;
+  cfg.check = false;
+  uq::ScoreShape shape;
+  shape.max_reqs = c.num_reqs + 2;  // a plan may be sized for more requests than a run has
+  shape.query_len = c.query_len;
+  shape.heads = c.heads;
+  shape.max_blocks = c.max_blocks;
+  uq::ScorePlan<Exec> plan(Exec(), shape, cfg);
+  EXPECT_EQ(plan.path(), expected_path(backend, plan.device()));
+
+  RunResult r;
+  auto go = [&](const auto& q, const auto& scores) {
+    fill_view(q, c.q);
+    Kokkos::deep_copy(scores, poison_value());
+    if (cache_override)
+      plan.run(q, *cache_override, in.tables, in.seq_lens, scores);
+    else
+      plan.run(q, in.cache, in.tables, in.seq_lens, scores);
+    r.scores = read_view(scores);
+  };
+  if (strided) {
+    StridedArray<std::uint8_t> q("q", c.rows(), c.heads, kD);
+    StridedArray<float> scores("scores", c.heads, c.rows(), c.S);
+    go(q.view, scores.view);
+  } else {
+    Kokkos::View<std::uint8_t***, Kokkos::LayoutRight, Mem> q("q", c.rows(), c.heads, kD);
+    Kokkos::View<float***, Kokkos::LayoutRight, Mem> scores("scores", c.heads, c.rows(), c.S);
+    go(q, scores);
+  }
+  r.status = plan.status();
+  return r;
+}
 
 }  // namespace index
 }  // namespace uqtest

@@ -25,68 +25,6 @@ using namespace uqtest::index;
 using ScoreView = Kokkos::View<float***, Kokkos::LayoutRight, Mem>;
 using QView = Kokkos::View<std::uint8_t***, Kokkos::LayoutRight, Mem>;
 
-struct RunResult {
-  std::vector<float> scores;  // [H][rows][S], logical order
-  uq::Status status;
-};
-
-// The paths to test on this device: generic always, plus Native where this build has a tuned
-// scorer for it (host builds: generic only, so no extra run in CI).
-std::vector<uq::Backend> backends_to_test() {
-  std::vector<uq::Backend> b{uq::Backend::Generic};
-  if (uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_score_paths()) != uq::Path::Generic)
-    b.push_back(uq::Backend::Native);
-  return b;
-}
-
-uq::Path expected_path(uq::Backend backend, const uq::DeviceInfo& device) {
-  return backend == uq::Backend::Generic ? uq::Path::Generic
-                                         : uq::native_path_for(device, uq::impl::built_score_paths());
-}
-
-// Runs uq::ScorePlan (check = false) on device copies of the case, q and scores either
-// LayoutRight or strided (transposed, padded, dim stride 2), the scores poisoned first.
-template <class Cache = Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem>>
-RunResult run_score(const ScoreCase& c, bool strided, uq::Backend backend, const Cache* cache_override = nullptr) {
-  DeviceInputs in(c);
-  uq::ScoreConfig cfg;
-  cfg.backend = backend;
-  cfg.query_len = c.query_len;
-  cfg.init_blocks = c.init_blocks;
-  cfg.local_blocks = c.local_blocks;
-  cfg.check = false;
-  uq::ScoreShape shape;
-  shape.max_reqs = c.num_reqs + 2;  // a plan may be sized for more requests than a run has
-  shape.query_len = c.query_len;
-  shape.heads = c.heads;
-  shape.max_blocks = c.max_blocks;
-  uq::ScorePlan<Exec> plan(Exec(), shape, cfg);
-  EXPECT_EQ(plan.path(), expected_path(backend, plan.device()));
-
-  RunResult r;
-  auto go = [&](const auto& q, const auto& scores) {
-    fill_view(q, c.q);
-    Kokkos::deep_copy(scores, poison_value());
-    if (cache_override)
-      plan.run(q, *cache_override, in.tables, in.seq_lens, scores);
-    else
-      plan.run(q, in.cache, in.tables, in.seq_lens, scores);
-    r.scores = read_view(scores);
-  };
-  if (strided) {
-    StridedArray<std::uint8_t> q("q", c.rows(), c.heads, kD);
-    StridedArray<float> scores("scores", c.heads, c.rows(), c.S);
-    go(q.view, scores.view);
-  } else {
-    QView q("q", c.rows(), c.heads, kD);
-    ScoreView scores("scores", c.heads, c.rows(), c.S);
-    go(q, scores);
-  }
-  r.status = plan.status();
-  return r;
-}
-
-
 void check_case(const ScoreCase& c, bool strided, const std::vector<double>& key_max, const std::string& case_name,
                 uq::Backend backend, ScoreComparison* total = nullptr) {
   const std::string what = std::string(uq::backend_name(backend)) + ": " + case_name;

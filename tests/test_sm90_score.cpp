@@ -43,48 +43,7 @@ using namespace uqtest::index;
 using ScoreView = Kokkos::View<float***, Kokkos::LayoutRight, Mem>;
 using QView = Kokkos::View<std::uint8_t***, Kokkos::LayoutRight, Mem>;
 
-struct RunResult {
-  std::vector<float> scores;  // [H][rows][S], logical order
-  uq::Status status;
-};
-
-// Runs a plan (check = false) with the given backend on device copies of the case, q and
-// scores LayoutRight or strided (transposed, padded, dim stride 2), the scores poisoned.
-template <class Cache = Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem>>
-RunResult run_plan(const ScoreCase& c, bool strided, uq::Backend backend, const Cache* cache_override = nullptr) {
-  DeviceInputs in(c);
-  uq::ScoreConfig cfg;
-  cfg.query_len = c.query_len;
-  cfg.init_blocks = c.init_blocks;
-  cfg.local_blocks = c.local_blocks;
-  cfg.backend = backend;
-  cfg.check = false;
-  uq::ScorePlan<Exec> plan(Exec(), {c.num_reqs + 3, c.query_len, c.heads, c.max_blocks}, cfg);
-  EXPECT_EQ(plan.path(), backend == uq::Backend::Generic ? uq::Path::Generic : uq::Path::Sm90);
-  RunResult r;
-  auto go = [&](const auto& q, const auto& scores) {
-    fill_view(q, c.q);
-    Kokkos::deep_copy(scores, poison_value());
-    if (cache_override)
-      plan.run(q, *cache_override, in.tables, in.seq_lens, scores);
-    else
-      plan.run(q, in.cache, in.tables, in.seq_lens, scores);
-    r.scores = read_view(scores);
-  };
-  if (strided) {
-    StridedArray<std::uint8_t> q("q", c.rows(), c.heads, kD);
-    StridedArray<float> scores("scores", c.heads, c.rows(), c.S);
-    go(q.view, scores.view);
-  } else {
-    QView q("q", c.rows(), c.heads, kD);
-    ScoreView scores("scores", c.heads, c.rows(), c.S);
-    go(q, scores);
-  }
-  r.status = plan.status();
-  return r;
-}
-
-RunResult run_sm90(const ScoreCase& c, bool strided) { return run_plan(c, strided, uq::Backend::Native); }
+RunResult run_sm90(const ScoreCase& c, bool strided) { return run_score(c, strided, uq::Backend::Native); }
 
 // The sm90 launcher called directly (dense views), with chosen knobs.
 RunResult run_launcher(const ScoreCase& c, const uq::sm90::ScoreKnobs& knobs, double* seconds = nullptr,
@@ -188,7 +147,7 @@ TEST(Sm90Score, AgreesWithTheGenericPathOnTheSameInputs) {
     ScoreCase c = simple_case(rng, base.cache, base.seq_lens, QL, H, 1, 1);
     const std::vector<float> ref = reference_scores(c);
     const RunResult s = run_sm90(c, false);
-    const RunResult g = run_plan(c, true, uq::Backend::Generic);
+    const RunResult g = run_score(c, true, uq::Backend::Generic);
     const std::string what = "QL=" + std::to_string(QL) + " H=" + std::to_string(H);
     EXPECT_EQ(compare_scores(c, ref, s.scores, key_max, "sm90 " + what).failures, 0);
     EXPECT_EQ(compare_scores(c, ref, g.scores, key_max, "generic " + what).failures, 0);

@@ -217,26 +217,45 @@ struct DecodeCheck {
   double max_err_over_tol = 0.0;
 };
 
-inline DecodeCheck check_decode(const DecodeCase& c, const DecodeRunner& run) {
-  const DecodeData d = build_decode_data(c);
+// A case's inputs on the device as the decode entry points take them: q is the query heads of
+// a fused [B, Hq + 2 Hk, 256] QKV buffer (strided rows; its K/V heads hold garbage), or a
+// dense copy when the case asks for one.
+struct DeviceDecodeInputs {
+  Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem> fused;  // q's storage
+  Kokkos::View<const uq::bf16***, Kokkos::LayoutStride, Mem> q;
+  Kokkos::View<const std::uint8_t****, Kokkos::LayoutRight, Mem> cache;
+  Kokkos::View<const std::int32_t**, Kokkos::LayoutRight, Mem> tables;
+  Kokkos::View<const std::int32_t*, Kokkos::LayoutRight, Mem> lens;
+};
+
+inline DeviceDecodeInputs decode_inputs_on_device(const DecodeCase& c, const DecodeData& d) {
+  DeviceDecodeInputs in;
   const int heads = d.hq + 2 * c.num_kv_heads;
   std::vector<uq::bf16> qkv(d.qkv.size());
   for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i].bits = d.qkv[i];
-  auto fused = to_device(qkv, "qkv", d.num_seqs, heads, 256);
-  Kokkos::View<const uq::bf16***, Kokkos::LayoutStride, Mem> q;
+  in.fused = to_device(qkv, "qkv", d.num_seqs, heads, 256);
   if (c.strided_q) {
-    q = Kokkos::subview(fused, Kokkos::ALL, std::make_pair(0, d.hq), Kokkos::ALL);
+    in.q = Kokkos::subview(in.fused, Kokkos::ALL, std::make_pair(0, d.hq), Kokkos::ALL);
   } else {
     std::vector<uq::bf16> dense;
     for (int b = 0; b < d.num_seqs; ++b)
       for (int h = 0; h < d.hq; ++h)
         for (int e = 0; e < 256; ++e) dense.push_back(qkv[(static_cast<std::size_t>(b) * heads + h) * 256 + e]);
-    auto qd = to_device(dense, "q", d.num_seqs, d.hq, 256);
-    q = Kokkos::View<const uq::bf16***, Kokkos::LayoutStride, Mem>(qd);
+    in.q = Kokkos::View<const uq::bf16***, Kokkos::LayoutStride, Mem>(to_device(dense, "q", d.num_seqs, d.hq, 256));
   }
-  auto cache = to_device(d.cache, "cache", d.num_blocks, c.block_size, c.num_kv_heads, c.slot_bytes);
-  auto tables = to_device(d.tables, "tables", d.num_seqs, d.max_blocks);
-  auto lens = to_device(d.seq_lens, "lens", d.num_seqs);
+  in.cache = to_device(d.cache, "cache", d.num_blocks, c.block_size, c.num_kv_heads, c.slot_bytes);
+  in.tables = to_device(d.tables, "tables", d.num_seqs, d.max_blocks);
+  in.lens = to_device(d.seq_lens, "lens", d.num_seqs);
+  return in;
+}
+
+inline DecodeCheck check_decode(const DecodeCase& c, const DecodeRunner& run) {
+  const DecodeData d = build_decode_data(c);
+  const DeviceDecodeInputs in = decode_inputs_on_device(c, d);
+  const auto& q = in.q;
+  const auto& cache = in.cache;
+  const auto& tables = in.tables;
+  const auto& lens = in.lens;
   Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem> out("out", d.num_seqs, d.hq, 256);
   Kokkos::deep_copy(out, uq::bf16{kPoisonBf16});
 
