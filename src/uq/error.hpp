@@ -43,8 +43,9 @@ enum class Counter : int {
   negative_seq_lens,   // seq_lens entries < 0 (treated as 0)
   long_seq_lens,       // seq_lens entries above max_blocks_per_seq * block_size (clamped)
   bad_slots,           // writer slots >= num_blocks * block_size (token not written)
-  nonfinite_inputs,    // writer rows (token, head) holding a non-finite value: the
-                       // affected scale groups are written as zero groups
+  nonfinite_inputs,    // rows holding a non-finite value: writer rows (token, head), whose
+                       // affected scale groups are written as zero groups, and decode query
+                       // heads (sequence, query head), whose output row is NaN
   count_
 };
 

@@ -52,7 +52,27 @@ struct DecodePartitionsLaunch {
   int partitions = 0;  // P >= 1
   int tgpp = 0;        // tile-groups per partition; P * TGPP * 256 >= max_blocks_per_seq * block_size
   float scale = 0.0f;  // softmax scale
+
+  // P = 1 (spec ultraquant.md §5, revision 2): the partition kernel writes out = bf16(acc * (1/l))
+  // itself (0 for an empty sequence) and no reducer runs; partial_* are then not touched.
+  // out: bf16 [num_seqs][num_kv_heads * qg][256], any non-negative strides. Unused when P > 1.
+  std::uint16_t* out = nullptr;
+  std::int64_t out_stride_seq = 0, out_stride_head = 0, out_stride_dim = 1;
+  // Optional lse [num_seqs][num_kv_heads * qg] float32 (natural log of the sum of exp(s) over the
+  // sequence's tokens; -inf for an empty sequence, NaN for a non-finite query); nullptr: not
+  // wanted. Written by the partition kernel when P = 1, by the reducer otherwise.
+  float* lse = nullptr;
+  std::int64_t lse_stride_seq = 0, lse_stride_head = 1;
 };
+
+// Revision-2 rules every path follows (spec ultraquant.md §5-6), in one place:
+//  * a partition that sees no token writes only l = 0, m = -inf (no partial row, no cache or
+//    table reads beyond what tells it it is empty);
+//  * a query head whose bf16 q holds a NaN or an infinity (exponent field all ones) is
+//    non-finite: its partitions write l = NaN, m = NaN and no partial row; partition 0 reads q
+//    even when empty and counts it once in Counter::nonfinite_inputs; the reducer (or, with
+//    P = 1, the partition kernel) writes an all-NaN out row and a NaN lse;
+//  * the reducer reads partial_out only of partitions with l > 0, and gives NaN when any l is NaN.
 
 // The reducer's launch: it reads the partition kernel's outputs (same num_kv_heads, qg,
 // partitions) and writes out.
@@ -68,6 +88,9 @@ struct DecodeReduceLaunch {
   int num_kv_heads = 0;
   int qg = 0;
   int partitions = 0;
+  // Optional lse, as in DecodePartitionsLaunch (nullptr: not wanted).
+  float* lse = nullptr;
+  std::int64_t lse_stride_seq = 0, lse_stride_head = 1;
 };
 
 // q: [num_seqs, num_q_heads, 256] bf16 (any layout); cache: uq::impl::CacheAddressing;
