@@ -207,6 +207,67 @@ TEST(IndexSelect, AfterScoreWithZeroQuery) {
   EXPECT_EQ(row1, (std::vector<std::int32_t>{0, 1, 14, 15, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}));
 }
 
+// Scores wider than the scorer's block table (S > max_blocks) and a seq_len longer than the
+// table: score clamps the request to max_blocks * 128 tokens and writes nothing past that;
+// selection, told the same max_blocks, clamps the same way. Every entry the scorer leaves
+// unwritten is poisoned with a value above both sentinels, so reading one would select it.
+TEST(IndexSelect, NeverReadsEntriesScoreDidNotWrite) {
+  std::mt19937_64 rng(34);
+  ScoreCase sc;
+  sc.cache = random_cache(rng, 12, false);
+  sc.seq_lens = {5 * 128 + 5, 300, 100000};  // request 2 is longer than max_blocks * 128
+  sc.num_reqs = 3;
+  sc.query_len = 1;
+  sc.heads = 1;
+  sc.init_blocks = 1;
+  sc.local_blocks = 1;
+  sc.max_blocks = 6;
+  sc.S = 11;
+  sc.tables.resize(static_cast<std::size_t>(sc.num_reqs * sc.max_blocks));
+  for (std::size_t i = 0; i < sc.tables.size(); ++i) sc.tables[i] = static_cast<std::int32_t>((i * 5) % 12);
+  sc.q.resize(static_cast<std::size_t>(sc.rows() * sc.heads * kD));
+  for (auto& b : sc.q) b = static_cast<std::uint8_t>(rng() % 0x7e);  // finite E4M3 bytes
+  DeviceInputs in(sc);
+  Kokkos::View<std::uint8_t***, Kokkos::LayoutRight, Mem> q("q", sc.rows(), sc.heads, kD);
+  Kokkos::deep_copy(q, to_device(sc.q, "q_src", sc.rows(), sc.heads, kD));
+  ScoreView scores("scores", sc.heads, sc.rows(), sc.S);
+  const float poison = 3.0e38f;
+  Kokkos::deep_copy(scores, poison);
+  uq::ScoreConfig cfg;
+  cfg.init_blocks = 1;
+  cfg.local_blocks = 1;
+  cfg.check = false;
+  uq::score(q, in.cache, in.tables, in.seq_lens, scores, cfg);
+
+  OutView out("out", sc.heads, sc.rows(), 8);
+  Kokkos::deep_copy(out, 12345);
+  uq::SelectConfig scfg;
+  scfg.max_blocks = sc.max_blocks;
+  scfg.check = false;
+  uq::BlockSelector<Exec> selector(Exec(), scfg);
+  selector.run(scores, in.seq_lens, out);
+  EXPECT_EQ(selector.status()[uq::Counter::long_seq_lens], 1u);
+  const auto got = to_host(out);
+  const auto host_scores = to_host(scores);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_GE(got[i], -1) << "entry " << i;
+    ASSERT_LT(got[i], sc.max_blocks) << "entry " << i << " selects a block past the table";
+    if (got[i] >= 0) {
+      const std::size_t row = i / 8;
+      EXPECT_NE(host_scores[row * static_cast<std::size_t>(sc.S) + static_cast<std::size_t>(got[i])], poison)
+          << "entry " << i << " selected an unwritten score";
+    }
+  }
+  // Request 2 sees all 6 blocks of its table: the clamped selection is a full row of them.
+  for (int j = 0; j < 6; ++j) EXPECT_GE(got[2 * 8 + static_cast<std::size_t>(j)], 0) << j;
+  EXPECT_EQ(got[2 * 8 + 6], -1);
+
+  // A max_blocks wider than the scores view is a host error.
+  scfg.max_blocks = sc.S + 1;
+  expect_error([&] { uq::select_blocks(Exec(), scores, in.seq_lens, out, scfg); },
+               {"uq::select_blocks", "'config.max_blocks'", "<= scores.extent(2) = 11", "12"});
+}
+
 TEST(IndexSelect, BadLengthsAreCounted) {
   std::mt19937_64 rng(33);
   SelectCase c;

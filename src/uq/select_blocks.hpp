@@ -18,14 +18,19 @@ namespace uq {
 
 struct SelectConfig {
   int query_len = 1;  // QL: query rows per request, as given to score
+  // The block-table width given to score (ScoreShape::max_blocks): seq_lens clamp to
+  // max_blocks * 128 tokens exactly as score clamps them, so selection reads only entries
+  // that score wrote. 0: scores.extent(2) (right when scores is [H, rows, max_blocks]).
+  int max_blocks = 0;
   bool check = true;  // read the status counters after the call; throw on bad seq_lens
 };
 
 // Holds the status counters so repeated calls allocate nothing (and, with check =
 // false, do not synchronise).
 // scores: float [H, num_reqs * QL, S] (any strides), as score writes it; only entries
-// of blocks b < nb(row) are read. seq_lens: int32 [num_reqs]; a length above S * 128 is
-// clamped (and counted), a negative one counts as 0. out: int32 [H, num_reqs * QL, k],
+// of blocks b < nb(row) are read. seq_lens: int32 [num_reqs]; a length above
+// max_blocks * 128 (config.max_blocks, default S) is clamped (and counted), a negative one
+// counts as 0. out: int32 [H, num_reqs * QL, k],
 // k = out.extent(2) <= S.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
 class BlockSelector {
@@ -33,6 +38,8 @@ class BlockSelector {
   explicit BlockSelector(const ExecSpace& exec = ExecSpace(), const SelectConfig& cfg = {})
       : exec_(exec), cfg_(cfg), counters_(exec) {
     impl::require(cfg.query_len >= 1, "uq::select_blocks", "config.query_len", ">= 1", impl::str(cfg.query_len));
+    impl::require(cfg.max_blocks >= 0, "uq::select_blocks", "config.max_blocks", ">= 0 (0: scores.extent(2))",
+                  impl::str(cfg.max_blocks));
   }
 
   template <class Scores, class Lens, class Out>
@@ -53,6 +60,8 @@ class BlockSelector {
     require_extent(fn, "scores", scores, 1, rows, "num_reqs * query_len");
     require_extent(fn, "out", out, 0, H, "heads = scores.extent(0)");
     require_extent(fn, "out", out, 1, rows, "num_reqs * query_len");
+    const std::int64_t max_blocks = cfg_.max_blocks > 0 ? cfg_.max_blocks : S;
+    require(max_blocks <= S, fn, "config.max_blocks", "<= scores.extent(2) = " + str(S), str(max_blocks));
     require(k <= S, fn, "out", "extent(2) (k) <= scores.extent(2) = " + str(S), str(k));
     require(S < std::numeric_limits<std::int32_t>::max(), fn, "scores", "extent(2) < 2^31 - 1", str(S));
     require(H * rows <= std::numeric_limits<int>::max(), fn, "scores",
@@ -69,7 +78,7 @@ class BlockSelector {
     kernel.counts = counters_.view();
     kernel.query_len = cfg_.query_len;
     kernel.rows = rows;
-    kernel.width = S;
+    kernel.max_blocks = max_blocks;
     kernel.k = static_cast<int>(k);
     kernel.launch(exec_, H);
     if (cfg_.check) throw_if_bad(fn, "seq_lens", counters_.read(exec_));

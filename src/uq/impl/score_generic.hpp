@@ -206,7 +206,7 @@ struct ScoreGeneric {
     const int cols = QL * H;
 
     const RequestLength len =
-        request_length(seq_lens(req), static_cast<std::int64_t>(p.max_blocks) * nvfp4::kBlockTokens);
+        request_length_in_table(seq_lens(req), p.max_blocks);
     if (b0 == 0 && (len.negative || len.too_long)) {
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
         count(counts, len.negative ? Counter::negative_seq_lens : Counter::long_seq_lens);

@@ -33,6 +33,13 @@ KOKKOS_INLINE_FUNCTION RequestLength request_length(std::int64_t seq_len, std::i
   return r;
 }
 
+// The one clamp of the scorer and the selection: a request holds at most max_blocks * 128
+// tokens, max_blocks being the width of the block table given to the scorer. Selection
+// uses the same width, so it never reads a score entry that the scorer did not write.
+KOKKOS_INLINE_FUNCTION RequestLength request_length_in_table(std::int64_t seq_len, std::int64_t max_blocks) {
+  return request_length(seq_len, max_blocks * nvfp4::kBlockTokens);
+}
+
 KOKKOS_INLINE_FUNCTION std::int64_t blocks_for_tokens(std::int64_t tokens) {
   return (tokens + nvfp4::kBlockTokens - 1) / nvfp4::kBlockTokens;
 }

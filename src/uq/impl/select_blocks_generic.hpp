@@ -45,7 +45,7 @@ struct SelectBlocksGeneric {
   CountView counts;
   int query_len = 1;
   std::int64_t rows = 0;  // num_reqs * query_len
-  std::int64_t width = 0; // S = scores.extent(2)
+  std::int64_t max_blocks = 0;  // the scorer's block-table width (<= S = scores.extent(2))
   int k = 0;
 
   KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
@@ -54,7 +54,7 @@ struct SelectBlocksGeneric {
     const std::int64_t req = row / query_len;
     const int r = static_cast<int>(row % query_len);
 
-    const RequestLength len = request_length(seq_lens(req), width * nvfp4::kBlockTokens);
+    const RequestLength len = request_length_in_table(seq_lens(req), max_blocks);
     if (h == 0 && r == 0 && (len.negative || len.too_long)) {
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
         count(counts, len.negative ? Counter::negative_seq_lens : Counter::long_seq_lens);
