@@ -50,6 +50,9 @@ inline constexpr int kMaxPartitions = 4096;
 // and always launches the same grid for a given num_seqs, so it can be captured in a
 // CUDA/HIP graph and replayed. Counters accumulate across runs with check = false
 // (read them with status(), clear them with reset_status()).
+// Concurrency: the workspace is shared by every run of the plan, so runs must be ordered (one
+// stream, or synchronised); use one plan per stream for concurrent work. Plans are not
+// thread-safe. A captured graph fixes num_seqs = q.extent(0): pad with seq_len 0.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
 class DecodePlan {
  public:

@@ -42,7 +42,9 @@ struct ScoreShape {
 // Holds the format's dequantisation table on the device and the status counters.
 // run() allocates nothing and, with check = false, does not synchronise, so it can be
 // captured in a CUDA/HIP graph; counters then accumulate across runs (status(),
-// reset_status()).
+// reset_status()). Runs of one plan share its counters: order them (one stream, or
+// synchronised), one plan per stream for concurrent work; plans are not thread-safe. A
+// captured graph fixes num_reqs = seq_lens.extent(0): pad with seq_len 0.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
 class ScorePlan {
  public:

@@ -27,6 +27,8 @@ struct IndexWriterConfig {
 // Holds the device status counters so repeated calls allocate nothing.
 // keys: [num_tokens, 128] bf16 or float, any layout. slot_mapping: [num_tokens] int64
 // or int32, block * 128 + pos, negative = skip. index_cache: uint8 [num_blocks, 9216].
+// Two tokens with the same slot in one call leave that slot undefined (its bytes may mix the
+// two keys); nothing outside it is touched, nothing is accessed out of bounds.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
 class IndexKeyWriter {
  public:

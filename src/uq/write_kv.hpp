@@ -28,6 +28,8 @@ struct WriteKvConfig {
 // k, v: [num_tokens, num_kv_heads, 256] bf16, any layout. slot_mapping: [num_tokens]
 // int64 or int32, block * block_size + pos, negative = skip. kv_cache: uint8
 // [num_blocks, block_size, num_kv_heads, slot_bytes], dense in the last three dims.
+// Two tokens with the same slot in one call leave that slot undefined (its bytes may mix the
+// two rows); nothing outside it is touched, nothing is accessed out of bounds.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
 class KvWriter {
  public:
