@@ -84,7 +84,7 @@ UQ_DEVICE inline void write_v_tile(const TileLoads& t, std::uint32_t v_lds, std:
 
 UQ_DEVICE inline float max_f32(float a, float b) { return a > b ? a : b; }
 
-// Scores -> probabilities for one tile (spec §5.4); updates m and l and returns alpha, the
+// Scores -> probabilities for one tile (spec ultraquant.md §5.3); updates m and l and returns alpha, the
 // factor the accumulator must be scaled by. p[i] is the unrounded probability of token
 // 4g + i for query r (0 for a masked token).
 UQ_DEVICE inline float softmax_tile(f32x4 s, std::int64_t first_token, bool block_ok, std::int64_t seq_len,
