@@ -50,6 +50,31 @@ TEST(Backend, NativeIsAnErrorWhereNoNativePathExists) {
                        {"ineligible shape"});
 }
 
+// The per-call choice: a tuned path's rejection (its launcher's checks on the call's
+// arguments) sends Auto to the generic path with the reason, and makes Native an error that
+// carries it; Generic and devices without a tuned path say why too.
+TEST(Backend, ChoosePathFallsBackWithAReasonOrThrowsForNative) {
+  const BuiltPaths both{true, true};
+  const DeviceInfo h200 = dev(ExecKind::Cuda, "sm_90", "NVIDIA H200"), a100 = dev(ExecKind::Cuda, "sm_80", "A100");
+  const std::string why = "uq::sm90::launch_score: argument 'q': expected a 16-byte aligned view, got 3";
+  uq::PathChoice c = uq::choose_path("uq::score", h200, Backend::Auto, "", both);
+  EXPECT_EQ(c.path, Path::Sm90);
+  EXPECT_EQ(c.reason, "");
+  c = uq::choose_path("uq::score", h200, Backend::Auto, why, both);
+  EXPECT_EQ(c.path, Path::Generic);
+  EXPECT_EQ(c.reason, "sm90 cannot take this call: " + why);
+  c = uq::choose_path("uq::score", h200, Backend::Generic, why, both);
+  EXPECT_EQ(c.path, Path::Generic);
+  EXPECT_EQ(c.reason, "Backend::Generic requested");
+  c = uq::choose_path("uq::score", a100, Backend::Auto, "", both);
+  EXPECT_EQ(c.path, Path::Generic);
+  EXPECT_EQ(c.reason, "no tuned path for A100 (sm_80) in this build");
+  uqtest::expect_error([&] { uq::choose_path("uq::score", h200, Backend::Native, why, both); },
+                       {"uq::score", "config.backend", "sm90 kernel", why, "Backend::Auto would take the generic path"});
+  uqtest::expect_error([&] { uq::choose_path("uq::decode", a100, Backend::Native, "", both); },
+                       {"uq::decode", "Backend::Native on A100 (sm_80)"});
+}
+
 // Auto on this build's default space: generic on the host backends; the Hopper kernels in a
 // CUDA build run on a compute capability 9.x device; generic on any other GPU.
 TEST(Backend, ThisBuildsDefaultSpaceTakesItsNativePathOnlyWhereBuilt) {

@@ -29,8 +29,6 @@ struct DeviceInfo {
   int compute_units = 0; // SMs / CUs (0 on host spaces)
 };
 
-enum class Op { Decode, Score };
-
 // Which tuned paths this build of uq contains (compile-time facts, passed in so the
 // selection stays a pure, testable function).
 struct BuiltPaths {
@@ -65,9 +63,21 @@ inline Path native_path_for(const DeviceInfo& dev, const BuiltPaths& built) {
   return Path::Generic;
 }
 
+// The path a call takes and, when it is not the device's tuned path, why (one line).
+struct PathChoice {
+  Path path = Path::Generic;
+  std::string reason;  // "" when the tuned path runs
+};
+
 // function: the public entry point's name, for the error message.
-// shape_ok: whether the call's shape is one the tuned kernels handle (e.g. QG in
-// {6, 8, 16}); when false, Auto takes the generic path and Native is an error.
+// rejection: why the device's tuned path cannot take this call ("" when it can): its
+// launcher's own checks, run on the call's arguments without launching (the shape, the
+// alignment and the byte spans of the views). Auto then takes the generic path and says
+// why; Native is an error that carries the tuned path's reason.
+inline PathChoice choose_path(const char* function, const DeviceInfo& dev, Backend requested,
+                              const std::string& rejection, const BuiltPaths& built);
+
+// The same choice for a shape predicate (shape_ok = false: an ineligible shape).
 inline Path select_path(const char* function, const DeviceInfo& dev, Backend requested,
                         bool shape_ok, const BuiltPaths& built) {
   if (requested == Backend::Generic) return Path::Generic;
@@ -87,6 +97,27 @@ inline Path select_path(const char* function, const DeviceInfo& dev, Backend req
                                                  " kernel supports for Backend::Native",
                 "an ineligible shape (use Backend::Auto or Generic)");
   return native;
+}
+
+inline PathChoice choose_path(const char* function, const DeviceInfo& dev, Backend requested,
+                              const std::string& rejection, const BuiltPaths& built) {
+  PathChoice c;
+  c.path = select_path(function, dev, requested, true, built);  // Native without a tuned path throws here
+  if (requested == Backend::Generic) {
+    c.reason = "Backend::Generic requested";
+  } else if (c.path == Path::Generic) {
+    const std::string on = dev.name.empty() ? std::string("this device") : dev.name;
+    c.reason = "no tuned path for " + on + (dev.arch.empty() ? std::string() : " (" + dev.arch + ")") +
+               " in this build";
+  } else if (!rejection.empty()) {
+    if (requested == Backend::Native)
+      throw Error(function, "config.backend",
+                  std::string("a call the ") + path_name(c.path) + " kernel can take for Backend::Native",
+                  rejection + " (Backend::Auto would take the generic path)");
+    c.reason = std::string(path_name(c.path)) + " cannot take this call: " + rejection;
+    c.path = Path::Generic;
+  }
+  return c;
 }
 
 }  // namespace uq

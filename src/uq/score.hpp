@@ -69,11 +69,10 @@ class ScorePlan {
                                 ((shape.max_blocks + kBlocksPerTeam - 1) / kBlocksPerTeam);
     require(league <= std::numeric_limits<int>::max(), fn, "shape",
             "max_reqs * ceil(max_blocks / " + str(kBlocksPerTeam) + ") <= 2^31 - 1", str(league));
-    // Each tuned scorer has its own shape limits: ask the one this device would take.
-    const bool shape_ok = native_path_for(device_, impl::built_score_paths()) == Path::Sm90
-                              ? impl::sm90_score_shape_ok(shape.max_blocks)
-                              : impl::gfx950_score_shape_ok(shape.max_blocks);
-    path_ = select_path("uq::score", device_, cfg.backend, shape_ok, impl::built_score_paths());
+    // The device's candidate (Native without one throws here); each run then asks the tuned
+    // launcher whether it can take that run's arguments.
+    choice_ = choose_path("uq::score", device_, cfg.backend, "", impl::built_score_paths());
+    candidate_ = choice_.path;
     table_ = impl::DequantTable<ExecSpace>(exec);
     counters_ = impl::StatusCounters<ExecSpace>(exec);
   }
@@ -124,12 +123,20 @@ class ScorePlan {
     p.local_blocks = cfg_.local_blocks;
     p.max_blocks = shape_.max_blocks;
     p.blocks_per_team = kBlocksPerTeam;
-    impl::ScoreSpec<ExecSpace>::run(path_, exec_, q, impl::index_cache_addressing(index_cache), block_tables,
-                                    seq_lens, scores, table_.view(), counters_.view(), p, R, device_.compute_units);
+    using Spec = impl::ScoreSpec<ExecSpace>;
+    const impl::IndexCacheAddressing cache = impl::index_cache_addressing(index_cache);
+    const std::string rejection = Spec::rejection(candidate_, exec_, q, cache, block_tables, seq_lens, scores,
+                                                  table_.view(), counters_.view(), p, R, device_.compute_units);
+    choice_ = choose_path(fn, device_, cfg_.backend, rejection, impl::built_score_paths());
+    Spec::run(choice_.path, exec_, q, cache, block_tables, seq_lens, scores, table_.view(), counters_.view(), p, R,
+              device_.compute_units);
     if (cfg_.check) throw_if_bad(fn, "block_tables/seq_lens", counters_.read(exec_));
   }
 
-  Path path() const { return path_; }
+  // The path of the last run (before any run: the device's candidate), and why it is not the
+  // tuned path ("" when it is).
+  Path path() const { return choice_.path; }
+  const std::string& path_reason() const { return choice_.reason; }
   const DeviceInfo& device() const { return device_; }
   const ScoreShape& shape() const { return shape_; }
   const ScoreConfig& config() const { return cfg_; }
@@ -144,7 +151,8 @@ class ScorePlan {
   ScoreShape shape_;
   ScoreConfig cfg_;
   DeviceInfo device_;
-  Path path_ = Path::Generic;
+  Path candidate_ = Path::Generic;  // the device's tuned path, or Generic
+  mutable PathChoice choice_;        // of the last run
   impl::DequantTable<ExecSpace> table_;
   impl::StatusCounters<ExecSpace> counters_;
 };

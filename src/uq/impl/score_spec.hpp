@@ -13,18 +13,21 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
 // The gfx950 scorer's launcher (library uq::gfx950, whose usage requirements define
 // UQ_ENABLE_GFX950 and put arch/ on the include path).
 #include "gfx950/launch_score.hpp"
+#include "gfx950/score_launch_args.hpp"
 #endif
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
 // The sm90 scorer's launcher (library uq::sm90, whose usage requirements define
 // UQ_ENABLE_SM90 and put arch/ on the include path).
 #include "sm90/launch_score.hpp"
+#include "sm90/score_checks.hpp"
 #endif
 
 namespace uq {
@@ -43,15 +46,6 @@ inline BuiltPaths built_score_paths() {
   return b;
 }
 
-// Shapes the gfx950 scorer takes (every H in {1, 2, 4} with H * QL <= 32 does): lengths up to
-// max_blocks * 128 must stay below 2^31 (arch/gfx950/score_launch_args.hpp).
-inline bool gfx950_score_shape_ok(int max_blocks) { return max_blocks < (1 << 24); }
-
-// Shapes the sm90 scorer takes: every H in {1, 2, 4} with H * QL <= 32 and any max_blocks (its
-// lengths and offsets are 64-bit; launch_score checks the grid). Kept beside the gfx950 rule
-// so that the plan's eligibility can be taken per native path.
-inline bool sm90_score_shape_ok(int max_blocks) { return max_blocks >= 0; }
-
 // Columns (query rows x heads) a generic kernel instance holds per thread.
 inline int score_column_bucket(int cols) {
   int bucket = 1;
@@ -61,6 +55,34 @@ inline int score_column_bucket(int cols) {
 
 template <class ExecSpace>
 struct ScoreSpec {
+  // Why the tuned path `path` cannot take this call ("" when it can; always "" for Generic):
+  // the tuned launcher's own checks on the launch it would make, run without launching, so
+  // that Backend::Auto falls back to the generic path instead of throwing.
+  template <class Q, class Tables, class Lens, class Out, class Lut, class Counts>
+  static std::string rejection(Path path, const ExecSpace& exec, const Q& q, const IndexCacheAddressing& cache,
+                               const Tables& block_tables, const Lens& seq_lens, const Out& scores, const Lut& lut,
+                               const Counts& counts, const ScoreParams& p, std::int64_t num_reqs, int compute_units) {
+    (void)path, (void)exec, (void)q, (void)cache, (void)block_tables, (void)seq_lens, (void)scores, (void)lut;
+    (void)counts, (void)p, (void)num_reqs, (void)compute_units;
+    try {
+#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
+      if constexpr (std::is_same<ExecSpace, HipSpace>::value)
+        if (path == Path::Gfx950)
+          (void)gfx950::make_score_kernel_args(
+              gfx950_launch(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs, compute_units));
+#endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
+      if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value)
+        if (path == Path::Sm90)
+          (void)sm90::make_score_kernel_args(
+              sm90_launch(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs, compute_units));
+#endif
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
   // compute_units: the device's (DeviceInfo::compute_units), for the tuned kernels' grid.
   template <class Q, class Tables, class Lens, class Out, class Lut, class Counts>
   static void run(Path path, const ExecSpace& exec, const Q& q, const IndexCacheAddressing& cache,
@@ -69,12 +91,8 @@ struct ScoreSpec {
 #if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
     if constexpr (std::is_same<ExecSpace, HipSpace>::value) {
       if (path == Path::Gfx950) {
-        gfx950::ScoreLaunch l = gfx950::score_launch(q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs,
-                                                     static_cast<void*>(exec.hip_stream()));
-        // From the shape only, never the lengths: a captured graph keeps its grid.
-        l.knobs = gfx950::choose_score_knobs(static_cast<int>(num_reqs), p.max_blocks, p.query_len, p.heads,
-                                             compute_units);
-        gfx950::launch_score(l);
+        gfx950::launch_score(
+            gfx950_launch(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs, compute_units));
         return;
       }
     }
@@ -82,12 +100,8 @@ struct ScoreSpec {
 #if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
     if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
       if (path == Path::Sm90) {
-        sm90::ScoreLaunch l = sm90::score_launch(q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs,
-                                                 static_cast<void*>(exec.cuda_stream()));
-        // From the shape only, never the lengths: a captured graph keeps its grid.
-        l.knobs = sm90::choose_score_knobs(static_cast<int>(num_reqs), p.max_blocks, p.query_len, p.heads,
-                                           compute_units);
-        sm90::launch_score(l);
+        sm90::launch_score(
+            sm90_launch(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs, compute_units));
         return;
       }
     }
@@ -105,6 +119,33 @@ struct ScoreSpec {
   }
 
  private:
+#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
+  template <class Q, class Tables, class Lens, class Out, class Lut, class Counts>
+  static gfx950::ScoreLaunch gfx950_launch(const ExecSpace& exec, const Q& q, const IndexCacheAddressing& cache,
+                                           const Tables& block_tables, const Lens& seq_lens, const Out& scores,
+                                           const Lut& lut, const Counts& counts, const ScoreParams& p,
+                                           std::int64_t num_reqs, int compute_units) {
+    gfx950::ScoreLaunch l = gfx950::score_launch(q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs,
+                                                 static_cast<void*>(exec.hip_stream()));
+    // From the shape only, never the lengths: a captured graph keeps its grid.
+    l.knobs = gfx950::choose_score_knobs(static_cast<int>(num_reqs), p.max_blocks, p.query_len, p.heads, compute_units);
+    return l;
+  }
+#endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
+  template <class Q, class Tables, class Lens, class Out, class Lut, class Counts>
+  static sm90::ScoreLaunch sm90_launch(const ExecSpace& exec, const Q& q, const IndexCacheAddressing& cache,
+                                       const Tables& block_tables, const Lens& seq_lens, const Out& scores,
+                                       const Lut& lut, const Counts& counts, const ScoreParams& p,
+                                       std::int64_t num_reqs, int compute_units) {
+    sm90::ScoreLaunch l = sm90::score_launch(q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs,
+                                             static_cast<void*>(exec.cuda_stream()));
+    // From the shape only, never the lengths: a captured graph keeps its grid.
+    l.knobs = sm90::choose_score_knobs(static_cast<int>(num_reqs), p.max_blocks, p.query_len, p.heads, compute_units);
+    return l;
+  }
+#endif
+
   template <int Cols, class Q, class Tables, class Lens, class Out, class Lut, class Counts>
   static void launch(const ExecSpace& exec, const Q& q, const IndexCacheAddressing& cache,
                      const Tables& block_tables, const Lens& seq_lens, const Out& scores, const Lut& lut,
