@@ -5,8 +5,13 @@
 # include directory computed four levels above its cmake folder (/usr/lib/include),
 # which does not exist; its headers are in ${Kokkos_INCLUDE_DIRS} (include/trilinos).
 # Kokkos builds made by cmake/kokkos/build-kokkos.sh and Kokkos 4.x are left alone.
+# 3.4: the oldest Kokkos uq is built and tested against (Debian 12's); 4.x is compiled
+# against outside CI (DESIGN.md, Dependencies).
+set(UQ_KOKKOS_MIN_VERSION 3.4)
 if(NOT TARGET Kokkos::kokkos)
-  find_package(Kokkos REQUIRED)
+  find_package(Kokkos ${UQ_KOKKOS_MIN_VERSION} REQUIRED)
+elseif(DEFINED Kokkos_VERSION AND Kokkos_VERSION VERSION_LESS UQ_KOKKOS_MIN_VERSION)
+  message(FATAL_ERROR "uq needs Kokkos >= ${UQ_KOKKOS_MIN_VERSION}; the Kokkos::kokkos target in use is ${Kokkos_VERSION}")
 endif()
 
 get_target_property(_uq_kokkos_inc Kokkos::kokkos INTERFACE_INCLUDE_DIRECTORIES)
