@@ -7,11 +7,15 @@
 #include "cli/cli_test_support.hpp"
 #include "cli/program_runner.hpp"
 
+#include "cli/output_file.hpp"
+#include "cli/temp_files.hpp"
+
 #include "uqref.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <thread>
 
 #include <sys/sysmacros.h>
@@ -286,6 +290,49 @@ TEST(CliOutputFiles, AnInterruptedWriteLeavesNoTemporaryAndTheOldOutput) {
     EXPECT_TRUE(caught) << "the program was never caught while writing";
     EXPECT_EQ(read_bytes(dir.file("out.npy")), kPoison) << "an interrupted write keeps the old output";
   }
+}
+
+// The same mechanism without timing: a child process opens an output, writes part of
+// it and raises the signal itself.
+int signal_ending_child(const std::function<void()>& body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
+    uq::cli::install_signal_cleanup();
+    body();
+    ::_exit(0);
+  }
+  int raw = 0;
+  ::waitpid(pid, &raw, 0);
+  return WIFSIGNALED(raw) ? WTERMSIG(raw) : -WEXITSTATUS(raw);
+}
+
+TEST(CliOutputFiles, TheSignalHandlerRemovesTheTemporaryAndEndsWithTheSignal) {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    TempDir dir;
+    const int got = signal_ending_child([&] {
+      uq::cli::OutputFile out(dir.file("out.npy"), 100, "a test output");
+      out.write("partial", 7);
+      ::raise(sig);
+    });
+    EXPECT_EQ(got, sig);
+    EXPECT_TRUE(dir.list().empty()) << "left behind: " << dir.list()[0];
+  }
+}
+
+TEST(CliOutputFiles, SignalsWaitUntilAnInPlaceUpdateEnds) {
+  TempDir dir;
+  const int got = signal_ending_child([&] {
+    {
+      const uq::cli::SignalHold hold;
+      ::raise(SIGTERM);
+      write_bytes(dir.file("after_raise"), "the update went on");  // still running: the signal waits
+    }
+    write_bytes(dir.file("after_hold"), "must not happen");  // the held signal ends it first
+  });
+  EXPECT_EQ(got, SIGTERM);
+  EXPECT_TRUE(exists(dir.file("after_raise")));
+  EXPECT_FALSE(exists(dir.file("after_hold")));
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ std::string program_help() {
             "character device (/dev/null, /dev/stdout) is written through, and when the output is the "
             "program's standard output the summary line goes to stderr. Refused (exit 1): a file the user "
             "could not open for writing, a directory, a block device or socket, a folder where the "
-            "temporary cannot be created; refused before any work (exit 2): an output larger than the "
+            "temporary cannot be created; refused before anything is written (exit 2): an output larger than the "
             "free space of its file system. An existing cache (write-kv, write-index) is updated in place: "
             "only the slots written are read and rewritten, with SIGINT, SIGTERM and SIGHUP held back "
             "meanwhile.\n\n"
