@@ -2,6 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/failure.hpp"
+#include "cli/output_file.hpp"
 
 #include "uq/error.hpp"
 
@@ -53,6 +54,17 @@ std::string program_help() {
             "E4M3); scores are float32. Index arrays are int32 or int64; caches are uint8.\n\n"
             "Kokkos reads its own options (--kokkos-...) before the command sees its arguments; the "
             "program runs on Kokkos' default execution space.\n\n"
+            "Outputs (--out, and a new cache) are written to a temporary file .NAME.uq-XXXXXX in the "
+            "output's own folder and renamed over NAME when complete, so a failed or interrupted command "
+            "(SIGINT, SIGTERM, SIGHUP) leaves the old file, or none, and no temporary. A replaced file "
+            "keeps its permissions; a symbolic link is followed and its target written; a FIFO or "
+            "character device (/dev/null, /dev/stdout) is written through, and when the output is the "
+            "program's standard output the summary line goes to stderr. Refused (exit 1): a file the user "
+            "could not open for writing, a directory, a block device or socket, a folder where the "
+            "temporary cannot be created; refused before anything is written (exit 2): an output larger than the "
+            "free space of its file system. An existing cache (write-kv, write-index) is updated in place: "
+            "only the slots written are read and rewritten, with SIGINT, SIGTERM and SIGHUP held back "
+            "meanwhile.\n\n"
             "Exit status: 0 success; 1 an I/O or other failure; 2 invalid arguments or input (a "
             "malformed file, a wrong shape or dtype, or an error reported by the uq library).",
             0);
@@ -102,7 +114,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const std::string prefix = "uq " + cmd->name + ": ";
   try {
     const ParsedOptions options = parse_options(cmd->options, rest);
-    CommandIo io{out, err, interactive};
+    // An output written to the program's own stdout (--out /dev/stdout) must not get the
+    // summary line appended to it.
+    const bool out_is_stdout = options.has("--out") && is_standard_output(options.text("--out"));
+    CommandIo io{out_is_stdout ? err : out, err, interactive};
     return cmd->run(options, io);
   } catch (const UsageError& e) {
     out.flush();

@@ -33,10 +33,10 @@ int run_decode(const ParsedOptions& o, CommandIo& io) {
 
   const std::int64_t B = shapes["B"], Hq = shapes["Hq"], Hk = shapes["Hk"];
   const std::int64_t qg = o.integer("--qg");
-  if (Hq != Hk * qg)
+  if (Hq % qg != 0 || Hq / qg != Hk)  // not Hk * qg: Hk comes from a file and may be huge
     throw InputError(q_file,
-                     "Hq = Hk x qg = " + std::to_string(Hk) + " x " + std::to_string(qg) + " = " +
-                         std::to_string(Hk * qg) + " query heads (Hk from " + cache_file + ", qg from --qg)",
+                     "Hq = Hk x qg = " + product_text(Hk, qg) + " query heads (Hk from " + cache_file +
+                         ", qg from --qg)",
                      "shape " + npy::shape_string(q.shape));
   if (shapes["max_blocks"] > std::numeric_limits<int>::max() || B > std::numeric_limits<int>::max())
     throw InputError(o.text("--block-tables"), "fewer than 2^31 rows and columns",

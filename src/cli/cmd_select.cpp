@@ -4,6 +4,7 @@
 #include "cli/failure.hpp"
 #include "cli/inputs.hpp"
 #include "cli/npy.hpp"
+#include "cli/output_file.hpp"
 
 #include "uq/select_blocks.hpp"
 
@@ -24,20 +25,29 @@ int run_select(const ParsedOptions& o, CommandIo& io) {
 
   const std::int64_t H = shapes["H"], rows = shapes["rows"], S = shapes["S"], R = shapes["R"];
   const std::int64_t query_len = o.integer("--query-len");
-  if (rows != R * query_len)
+  std::int64_t want_rows = 0, heads_rows = 0;
+  if (!multiply_extents(R, query_len, want_rows) || rows != want_rows)
     throw InputError(scores_file,
-                     "shape [H, R*QL, S] with R*QL = " + std::to_string(R) + " x " + std::to_string(query_len) +
-                         " = " + std::to_string(R * query_len) + " (R from " + sl_file + ", QL from --query-len)",
+                     "shape [H, R*QL, S] with R*QL = " + product_text(R, query_len) + " (R from " + sl_file +
+                         ", QL from --query-len)",
                      "shape " + npy::shape_string({H, rows, S}));
-  if (S >= std::numeric_limits<std::int32_t>::max() || H * rows > std::numeric_limits<int>::max())
+  if (S >= std::numeric_limits<std::int32_t>::max() || !multiply_extents(H, rows, heads_rows) ||
+      heads_rows > std::numeric_limits<int>::max())
     throw InputError(scores_file, "fewer than 2^31 - 1 blocks per row and H x rows <= 2^31 - 1",
                      "shape " + npy::shape_string({H, rows, S}));
 
   // A row has at most S visible blocks, so positions k >= S are always -1 (spec §5:
   // fewer than k visible blocks pad with -1): the library picks min(k, S) and the rest
-  // is padded here, so the default k = 16 works on short contexts too.
+  // is padded here as the file is written, so the default k = 16 works on short
+  // contexts too and memory stays within what the scores hold, whatever k is.
   const std::int64_t k = o.integer("--k");
   const std::int64_t picked = std::min(k, S);
+  const std::string& out_file = o.text("--out");
+  const std::vector<std::int64_t> out_shape = {H, rows, k};
+  // Refused before any work when it cannot be stored (the padding makes it as large as
+  // k asks, however small the scores are).
+  require_space_for(out_file, npy::data_bytes(npy::int32(), out_shape, out_file),
+                    "an output of " + npy::describe(npy::int32(), out_shape));
   SelectConfig cfg;
   cfg.query_len = static_cast<int>(query_len);
   cfg.check = !o.flag("--no-check");
@@ -53,12 +63,17 @@ int run_select(const ParsedOptions& o, CommandIo& io) {
   const Status status = selector.status();
   const std::vector<std::int32_t> top = to_host(picked_d);
 
-  std::vector<std::int32_t> out(static_cast<std::size_t>(H * rows * k), -1);
-  for (std::int64_t i = 0; i < H * rows; ++i)
-    std::copy(top.begin() + i * picked, top.begin() + (i + 1) * picked, out.begin() + i * k);
-  const std::string& out_file = o.text("--out");
-  const std::vector<std::int64_t> out_shape = {H, rows, k};
-  npy::write(out_file, npy::int32(), out_shape, out.data());
+  npy::StreamWriter writer(out_file, npy::int32(), out_shape);
+  const std::vector<std::int32_t> padding(static_cast<std::size_t>(std::min<std::int64_t>(k - picked, 1 << 16)), -1);
+  for (std::int64_t i = 0; i < heads_rows; ++i) {
+    writer.append(top.data() + i * picked, static_cast<std::size_t>(picked) * 4);
+    for (std::int64_t done = picked; done < k;) {
+      const std::int64_t n = std::min<std::int64_t>(k - done, static_cast<std::int64_t>(padding.size()));
+      writer.append(padding.data(), static_cast<std::size_t>(n) * 4);
+      done += n;
+    }
+  }
+  writer.commit();
   if (!status.ok())
     io.err << "uq select: warning: bad lengths were masked (" << status.describe()
            << "); they were clamped to [0, S x 128]\n";

@@ -1,5 +1,6 @@
 // uq write-index: quantise index keys into an NVFP4 index cache file with
 // uq::write_index_keys.
+#include "cli/cache_update.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_arrays.hpp"
 #include "cli/failure.hpp"
@@ -17,40 +18,44 @@ namespace {
 
 const ShapePattern kCachePattern{"num_blocks", std::to_string(nvfp4::kPageBytes)};
 
-// The cache to update: the existing file (checked against --num-blocks when given), or
-// a zero-filled one of --num-blocks pages.
-npy::Array open_or_create_index_cache(const ParsedOptions& o, ShapeBindings& shapes, bool& created) {
+// The cache to update: the existing file (its header checked against --num-blocks when
+// given; its data is not read here), or a new zero-filled one of --num-blocks pages.
+CacheFile open_or_create_index_cache(const ParsedOptions& o, ShapeBindings& shapes) {
   const std::string& file = o.text("--cache");
-  created = !file_exists(file);
-  if (!created) {
-    npy::Array cache = load_uint8(file, kCachePattern, shapes);
-    if (o.given("--num-blocks") && o.integer("--num-blocks") != cache.shape[0])
+  if (file_exists(file)) {
+    CacheFile cache(file);
+    if (!cache.dtype().is('u', 1)) throw InputError(file, "uint8", cache.dtype().name());
+    shapes.match(cache.shape(), cache.dtype(), file, kCachePattern);
+    if (o.given("--num-blocks") && o.integer("--num-blocks") != cache.shape()[0])
       throw InputError(file, "extent 0 = " + std::to_string(o.integer("--num-blocks")) + " (from --num-blocks)",
-                       "shape " + npy::shape_string(cache.shape));
+                       "shape " + npy::shape_string(cache.shape()));
     return cache;
   }
   if (!o.given("--num-blocks"))
     throw UsageError("the cache file '" + file + "' does not exist: give --num-blocks to create it");
-  npy::Array cache;
-  cache.dtype = npy::uint8();
-  cache.shape = {o.integer("--num-blocks"), nvfp4::kPageBytes};
-  cache.data.assign(static_cast<std::size_t>(npy::element_count(cache.shape, file)), 0);
-  return cache;
+  return CacheFile(file, {o.integer("--num-blocks"), nvfp4::kPageBytes});
 }
 
-// Runs the writer on keys of element type T (float as given, or bf16 bits) and
-// returns the updated cache bytes.
+// Runs the writer on keys of element type T (float as given, or bf16 bits) over the
+// slots the tokens name, then writes them back into the file.
 template <class T>
-std::vector<std::uint8_t> write_keys(const std::vector<T>& keys, std::int64_t tokens,
-                                     const std::vector<std::int64_t>& slots, npy::Array& cache) {
+void write_keys(const std::vector<T>& keys, std::int64_t tokens, const std::vector<std::int64_t>& slots,
+                CacheFile& cache) {
+  const CompactSlots plan = compact_slots(slots, cache.shape()[0] * nvfp4::kBlockTokens, CacheLayout::index());
   const Exec exec;
   auto keys_d = to_device_2d("uq::cli::index_keys", keys.data(), tokens, nvfp4::kHeadDim);
-  auto slots_d = to_device_1d("uq::cli::slots", slots);
-  auto cache_d = to_device_2d("uq::cli::index_cache", cache.data.data(), cache.shape[0], cache.shape[1]);
+  auto slots_d = to_device_1d("uq::cli::slots", plan.token_slots);
+  DeviceView2<std::uint8_t> pages_d(Kokkos::view_alloc(Kokkos::WithoutInitializing, "uq::cli::index_pages"),
+                                    plan.compact_capacity / nvfp4::kBlockTokens, nvfp4::kPageBytes);
+  // The same memory as the device view where the device is the host (one copy, not two).
+  auto pages = Kokkos::create_mirror_view(pages_d);
+  cache.gather(plan, pages.data());
+  Kokkos::deep_copy(pages_d, pages);
   IndexWriterConfig cfg;
   cfg.check = true;  // bad slots or non-finite keys fail the command; the file is left as it was
-  uq::write_index_keys(exec, DeviceView2<const T>(keys_d), DeviceView1<const std::int64_t>(slots_d), cache_d, cfg);
-  return to_host(cache_d);
+  uq::write_index_keys(exec, DeviceView2<const T>(keys_d), DeviceView1<const std::int64_t>(slots_d), pages_d, cfg);
+  Kokkos::deep_copy(pages, pages_d);
+  cache.scatter_and_commit(plan, pages.data());
 }
 
 int run_write_index(const ParsedOptions& o, CommandIo& io) {
@@ -62,17 +67,16 @@ int run_write_index(const ParsedOptions& o, CommandIo& io) {
     throw InputError(k_file, "float32 (used as is) or uint16 (bf16 bits)", k.dtype.name());
   shapes.match(k, k_file, ShapePattern{"T", std::to_string(nvfp4::kHeadDim)});
   const std::vector<std::int64_t> slots = load_int64(o.text("--slots"), ShapePattern{"T"}, shapes);
-  bool created = false;
-  npy::Array cache = open_or_create_index_cache(o, shapes, created);
+  CacheFile cache = open_or_create_index_cache(o, shapes);
+  const bool created = cache.created();
 
   const std::int64_t T = shapes["T"];
-  cache.data = k.dtype.is('f', 4) ? write_keys(to_float32(k, k_file), T, slots, cache)
-                                  : write_keys(to_bf16(k, k_file), T, slots, cache);
-  npy::write(o.text("--cache"), cache.dtype, cache.shape, cache.data.data());
+  if (k.dtype.is('f', 4)) write_keys(to_float32(k, k_file), T, slots, cache);
+  else write_keys(to_bf16(k, k_file), T, slots, cache);
   std::int64_t written = 0;
   for (std::int64_t s : slots) written += s >= 0 ? 1 : 0;
   io.out << "uq write-index: " << (created ? "created " : "updated ") << o.text("--cache") << " "
-         << npy::shape_string(cache.shape) << " uint8: " << written << " of " << T << " tokens written\n";
+         << npy::shape_string(cache.shape()) << " uint8: " << written << " of " << T << " tokens written\n";
   return kExitOk;
 }
 
@@ -90,9 +94,13 @@ Command write_index_command() {
       "e4m3(max|x| / 6) and 16 FP4 E2M1 codes (nearest, ties to even). Token t goes to slot SLOTS[t] = "
       "block * 128 + position; a negative slot skips the token. A block is one page of 9216 bytes: the "
       "128 tokens' codes (64 bytes each), then their scales (8 bytes each).\n\n"
-      "If ICACHE.npy exists it is updated in place (its shape must be [num_blocks, 9216] uint8); "
-      "otherwise it is created zero-filled with --num-blocks pages. A slot beyond the cache or a "
-      "non-finite key value is an error (exit 2) and leaves the file unchanged.";
+      "If ICACHE.npy exists it is updated in place (its shape must be [num_blocks, 9216] uint8): only "
+      "the slots SLOTS names are read and rewritten, so the cost grows with T, not with the cache; "
+      "the file must be writable and a regular file. Otherwise it is created zero-filled (sparse "
+      "where the file system allows) with --num-blocks pages, as a temporary renamed into place (see "
+      "uq --help); the whole cache must fit in the free space of its file system (else exit 2). A "
+      "slot beyond the cache or a non-finite key value is an error (exit 2) and leaves the file "
+      "unchanged.";
   c.options = {
       text_option("--k", "K.npy",
                   "Index keys [T, 128]: float32 (quantised as given, no bf16 rounding) or uint16 (bf16 bits).", true),

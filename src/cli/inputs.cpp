@@ -18,8 +18,6 @@ bool is_number(const std::string& s) {
   return true;
 }
 
-std::string found_array(const npy::Array& a) { return npy::shape_string(a.shape) + " " + a.dtype.name(); }
-
 template <class T>
 T load_le(const unsigned char* p) {
   T v;
@@ -45,27 +43,33 @@ void ShapeBindings::bind(const std::string& name, std::int64_t value, const std:
 std::int64_t ShapeBindings::operator[](const std::string& name) const { return extents_.at(name).first; }
 
 void ShapeBindings::match(const npy::Array& a, const std::string& file, const ShapePattern& pattern) {
+  match(a.shape, a.dtype, file, pattern);
+}
+
+void ShapeBindings::match(const std::vector<std::int64_t>& shape, const npy::DType& dtype, const std::string& file,
+                          const ShapePattern& pattern) {
+  const std::string found = npy::shape_string(shape) + " " + dtype.name();
   const std::vector<std::string>& dims = pattern.dims();
-  if (a.shape.size() != dims.size())
+  if (shape.size() != dims.size())
     throw InputError(file, "a " + std::to_string(dims.size()) + "-d array " + pattern.text(),
-                     "a " + std::to_string(a.shape.size()) + "-d array " + found_array(a));
+                     "a " + std::to_string(shape.size()) + "-d array " + found);
   // Fixed extents first, then names already bound (agreement with earlier files),
   // binding the new names only when everything else holds.
   for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (is_number(dims[i]) && a.shape[i] != std::stoll(dims[i]))
-      throw InputError(file, "shape " + pattern.text(), found_array(a));
+    if (is_number(dims[i]) && shape[i] != std::stoll(dims[i]))
+      throw InputError(file, "shape " + pattern.text(), found);
   }
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (is_number(dims[i]) || !bound(dims[i])) continue;
     const auto& b = extents_.at(dims[i]);
-    if (a.shape[i] != b.first)
+    if (shape[i] != b.first)
       throw InputError(file,
                        "shape " + pattern.text() + " with " + dims[i] + " = " + std::to_string(b.first) +
                            " (from " + b.second + ")",
-                       found_array(a));
+                       found);
   }
   for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (!is_number(dims[i]) && !bound(dims[i])) bind(dims[i], a.shape[i], file);
+    if (!is_number(dims[i]) && !bound(dims[i])) bind(dims[i], shape[i], file);
   }
 }
 
@@ -119,7 +123,8 @@ std::vector<std::uint8_t> to_e4m3(const npy::Array& a, const std::string& file) 
   const std::int64_t n = a.elements();
   std::vector<std::uint8_t> out(static_cast<std::size_t>(n));
   if (a.dtype.is('u', 1)) {
-    std::memcpy(out.data(), a.data.data(), out.size());
+    // An empty vector's data() may be null, and memcpy's pointers must never be.
+    if (!out.empty()) std::memcpy(out.data(), a.data.data(), out.size());
   } else if (a.dtype.is('f', 4)) {
     for (std::int64_t i = 0; i < n; ++i) out[i] = codec::float_to_e4m3(load_le<float>(&a.data[4 * i]));
   } else {
@@ -180,11 +185,22 @@ void check_cache_geometry(const std::string& file, const std::vector<std::int64_
   if (!valid_block_size(shape[1]))
     throw InputError(file, "a cache [num_blocks, block_size, Hk, slot_bytes] with block_size in {16, 32, 64, 128, 256}",
                      found);
-  if (shape[2] < 1) throw InputError(file, "a cache [num_blocks, block_size, Hk, slot_bytes] with Hk >= 1", found);
+  if (shape[2] < 1 || shape[2] > std::numeric_limits<int>::max())
+    throw InputError(file, "a cache [num_blocks, block_size, Hk, slot_bytes] with 1 <= Hk <= 2^31 - 1", found);
   if (!valid_slot_bytes(shape[3]))
     throw InputError(file,
                      "a cache [num_blocks, block_size, Hk, slot_bytes] with slot_bytes >= 272 and a multiple of 4",
                      found);
+}
+
+bool multiply_extents(std::int64_t a, std::int64_t b, std::int64_t& product) {
+  return !__builtin_mul_overflow(a, b, &product);
+}
+
+std::string product_text(std::int64_t a, std::int64_t b) {
+  std::int64_t p = 0;
+  return std::to_string(a) + " x " + std::to_string(b) + " = " +
+         (multiply_extents(a, b, p) ? std::to_string(p) : std::string("more than 2^63 - 1"));
 }
 
 bool file_exists(const std::string& path) {

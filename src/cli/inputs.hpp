@@ -34,6 +34,9 @@ class ShapeBindings {
  public:
   // Checks `a`'s shape (read from `file`) against `pattern`, binding new names.
   void match(const npy::Array& a, const std::string& file, const ShapePattern& pattern);
+  // The same for a file known by its header only (npy::DataFile).
+  void match(const std::vector<std::int64_t>& shape, const npy::DType& dtype, const std::string& file,
+             const ShapePattern& pattern);
   std::int64_t operator[](const std::string& name) const;
   bool bound(const std::string& name) const { return extents_.count(name) != 0; }
   void bind(const std::string& name, std::int64_t value, const std::string& source);
@@ -66,12 +69,18 @@ std::vector<float> to_float32(const npy::Array& a, const std::string& file);
 std::vector<std::uint8_t> to_e4m3(const npy::Array& a, const std::string& file);
 
 // The cache geometry rules of spec ultraquant.md §2 (block size in {16, ..., 256},
-// slot bytes >= 272 and a multiple of 4), checked with the file's name in the error.
+// slot bytes >= 272 and a multiple of 4) and 1 <= Hk <= 2^31 - 1 (the library counts
+// heads in int), checked with the file's name in the error.
 void check_cache_geometry(const std::string& file, const std::vector<std::int64_t>& shape);
 bool valid_block_size(std::int64_t bs);
 bool valid_slot_bytes(std::int64_t sb);
 
 bool file_exists(const std::string& path);
+
+// a x b for extents (both >= 0): false when the product does not fit in 63 bits.
+bool multiply_extents(std::int64_t a, std::int64_t b, std::int64_t& product);
+// "a x b = c" for messages, with "more than 2^63 - 1" for c when it does not fit.
+std::string product_text(std::int64_t a, std::int64_t b);
 
 }  // namespace cli
 }  // namespace uq

@@ -1,5 +1,6 @@
 // The uq program: Kokkos around the command dispatcher (cli.cpp).
 #include "cli/cli.hpp"
+#include "cli/temp_files.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -45,6 +46,8 @@ struct KokkosSession {
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  // Before anything can create a temporary output (uq --help says where they go).
+  uq::cli::install_signal_cleanup();
   // Kokkos gets only its own --kokkos-* options: Kokkos 3.x also reads some
   // unprefixed ones (--help among them) that belong to this program.
   std::vector<char*> kokkos_argv = {argv[0]};

@@ -1,6 +1,7 @@
 #include "cli/npy.hpp"
 
 #include "cli/failure.hpp"
+#include "cli/output_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,7 +10,10 @@
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 // The reader and writer copy element bytes as they are: .npy data is little-endian,
@@ -237,14 +241,67 @@ std::uint32_t read_le(const unsigned char* p, int bytes) {
   return v;
 }
 
-struct FileCloser {
-  void operator()(std::FILE* f) const {
-    if (f) std::fclose(f);
-  }
-};
-using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
-
 std::string errno_text() { return std::strerror(errno); }
+
+// Reads exactly n bytes at `offset` of fd; a file that ends sooner is an IoError (it
+// shrank since its size was taken).
+void read_exact(int fd, std::uint64_t offset, void* out, std::size_t n, const std::string& path) {
+  char* p = static_cast<char*>(out);
+  while (n > 0) {
+    const ssize_t r = ::pread(fd, p, n, static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw IoError(path, "cannot read: " + errno_text());
+    if (r == 0) throw IoError(path, "cannot read: the file ended early (changed while being read?)");
+    p += r;
+    offset += static_cast<std::uint64_t>(r);
+    n -= static_cast<std::size_t>(r);
+  }
+}
+
+// The size of an open .npy file, which must be a regular file (its size is what every
+// length in the header is checked against).
+std::uint64_t regular_file_size(int fd, const std::string& path) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) throw IoError(path, "cannot tell its size: " + errno_text());
+  if (S_ISDIR(st.st_mode)) throw IoError(path, "cannot read: it is a directory");
+  if (!S_ISREG(st.st_mode)) throw IoError(path, "cannot read: not a regular file (.npy files are read by offset)");
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+// Reads and parses the header of an open .npy file of file_size bytes, and checks that
+// the data that follows is exactly what the shape needs.
+Header read_header(int fd, std::uint64_t file_size, const std::string& path) {
+  // The header is at most the magic, version, a 4-byte length and that many bytes;
+  // read what the length says, never more than the file holds.
+  std::vector<unsigned char> head(static_cast<std::size_t>(std::min<std::uint64_t>(file_size, 12)));
+  read_exact(fd, 0, head.data(), head.size(), path);
+  if (head.size() >= 10 && std::memcmp(head.data(), kMagic, kMagicBytes) == 0 && head[6] >= 1 && head[6] <= 3) {
+    const std::size_t prefix = head[6] == 1 ? 10 : 12;
+    if (head.size() >= prefix) {
+      const std::uint64_t header_len = read_le(head.data() + 8, head[6] == 1 ? 2 : 4);
+      const std::uint64_t want = std::min(file_size, prefix + header_len);
+      const std::size_t have = head.size();
+      if (want > have) {
+        head.resize(static_cast<std::size_t>(want));
+        read_exact(fd, have, head.data() + have, head.size() - have, path);
+      }
+    }
+  }
+  const Header h = parse_header(head.data(), head.size(), path);
+  const std::uint64_t available = file_size - h.data_offset;
+  const std::string what = std::to_string(h.data_bytes) + " data bytes for shape " + shape_string(h.shape) +
+                           " " + h.dtype.name();
+  if (available < h.data_bytes)
+    throw InputError(path, what, std::to_string(available) + " (truncated file)");
+  if (available > h.data_bytes)
+    throw InputError(path, what, std::to_string(available) + " (trailing bytes after the data)");
+  return h;
+}
+
+// Output buffers of StreamWriter: large enough that writes are few, small next to any cache.
+constexpr std::size_t kStreamBuffer = std::size_t(1) << 20;
+// write() hands the data over in pieces of at most this (a write() call takes < 2 GiB).
+constexpr std::size_t kWriteChunk = std::size_t(1) << 26;
 
 }  // namespace
 
@@ -280,6 +337,13 @@ std::int64_t element_count(const std::vector<std::int64_t>& shape, const std::st
     n *= e;
   }
   return n;
+}
+
+std::uint64_t data_bytes(const DType& dtype, const std::vector<std::int64_t>& shape, const std::string& file) {
+  const std::int64_t n = element_count(shape, file);
+  if (n > std::numeric_limits<std::int64_t>::max() / dtype.size)
+    throw InputError(file, "a data size below 2^63 bytes", describe(dtype, shape));
+  return static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(dtype.size);
 }
 
 std::string shape_string(const std::vector<std::int64_t>& shape) {
@@ -328,50 +392,19 @@ Header parse_header(const unsigned char* bytes, std::size_t size, const std::str
 }
 
 Array read(const std::string& path) {
-  FilePtr f(std::fopen(path.c_str(), "rb"));
-  if (!f) throw IoError(path, "cannot open: " + errno_text());
-  if (std::fseek(f.get(), 0, SEEK_END) != 0) throw IoError(path, "cannot seek: " + errno_text());
-  const long end = std::ftell(f.get());
-  if (end < 0) throw IoError(path, "cannot tell its size: " + errno_text());
-  std::rewind(f.get());
-  const std::size_t file_size = static_cast<std::size_t>(end);
-
-  // The header is at most the magic, version, a 4-byte length and that many bytes;
-  // read what the length says, never more than the file holds.
-  std::vector<unsigned char> head(std::min<std::size_t>(file_size, 12));
-  if (std::fread(head.data(), 1, head.size(), f.get()) != head.size())
-    throw IoError(path, "cannot read: " + errno_text());
-  if (head.size() >= 10 && std::memcmp(head.data(), kMagic, kMagicBytes) == 0 && head[6] >= 1 && head[6] <= 3) {
-    const std::size_t prefix = head[6] == 1 ? 10 : 12;
-    if (head.size() >= prefix) {
-      const std::size_t header_len = read_le(head.data() + 8, head[6] == 1 ? 2 : 4);
-      const std::size_t want = std::min(file_size, prefix + std::min(header_len, file_size));
-      const std::size_t have = head.size();
-      if (want > have) {
-        head.resize(want);
-        if (std::fread(head.data() + have, 1, want - have, f.get()) != want - have)
-          throw IoError(path, "cannot read: " + errno_text());
-      }
-    }
-  }
-  const Header h = parse_header(head.data(), head.size(), path);
-
-  const std::uint64_t available = file_size - h.data_offset;
-  const std::string what = std::to_string(h.data_bytes) + " data bytes for shape " + shape_string(h.shape) +
-                           " " + h.dtype.name();
-  if (available < h.data_bytes)
-    throw InputError(path, what, std::to_string(available) + " (truncated file)");
-  if (available > h.data_bytes)
-    throw InputError(path, what, std::to_string(available) + " (trailing bytes after the data)");
-
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError(path, "cannot open: " + errno_text());
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  const std::uint64_t file_size = regular_file_size(fd, path);
+  const Header h = read_header(fd, file_size, path);
   Array a;
   a.dtype = h.dtype;
   a.shape = h.shape;
-  a.data.resize(static_cast<std::size_t>(h.data_bytes));
-  if (std::fseek(f.get(), static_cast<long>(h.data_offset), SEEK_SET) != 0)
-    throw IoError(path, "cannot seek: " + errno_text());
-  if (!a.data.empty() && std::fread(a.data.data(), 1, a.data.size(), f.get()) != a.data.size())
-    throw IoError(path, "cannot read: " + errno_text());
+  a.data.resize(static_cast<std::size_t>(h.data_bytes));  // no more than the file holds
+  read_exact(fd, h.data_offset, a.data.data(), a.data.size(), path);
   return a;
 }
 
@@ -398,37 +431,103 @@ std::vector<unsigned char> encode_header(const DType& dtype, const std::vector<s
   return out;
 }
 
+std::string describe(const DType& dtype, const std::vector<std::int64_t>& shape) {
+  return "shape " + shape_string(shape) + " " + dtype.name();
+}
+
+StreamWriter::StreamWriter(const std::string& path, const DType& dtype, const std::vector<std::int64_t>& shape) {
+  const std::vector<unsigned char> header = encode_header(dtype, shape);
+  expected_ = data_bytes(dtype, shape, path);
+  out_.reset(new OutputFile(path, header.size() + expected_, "an output of " + describe(dtype, shape)));
+  buffer_.reserve(kStreamBuffer);
+  buffer_.assign(header.begin(), header.end());
+}
+
+StreamWriter::~StreamWriter() = default;
+
+void StreamWriter::flush() {
+  out_->write(buffer_.data(), buffer_.size());
+  buffer_.clear();
+}
+
+void StreamWriter::append(const void* data, std::size_t bytes) {
+  if (bytes > expected_ - appended_)
+    throw std::logic_error("npy::StreamWriter: more data than the shape holds for " + out_->path());
+  appended_ += bytes;
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  if (buffer_.size() + bytes <= kStreamBuffer) {
+    buffer_.insert(buffer_.end(), p, p + bytes);
+    return;
+  }
+  flush();
+  for (std::size_t done = 0; done < bytes;) {
+    const std::size_t chunk = std::min(bytes - done, kWriteChunk);
+    out_->write(p + done, chunk);
+    done += chunk;
+  }
+}
+
+void StreamWriter::commit() {
+  if (appended_ != expected_)
+    throw std::logic_error("npy::StreamWriter: " + std::to_string(appended_) + " of " + std::to_string(expected_) +
+                           " data bytes given for " + out_->path());
+  flush();
+  out_->commit();
+}
+
 void write(const std::string& path, const DType& dtype, const std::vector<std::int64_t>& shape,
            const void* data) {
-  const std::vector<unsigned char> header = encode_header(dtype, shape);
-  const std::uint64_t data_bytes = static_cast<std::uint64_t>(element_count(shape, path)) * dtype.size;
-  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long>(::getpid()));
-  {
-    FilePtr f(std::fopen(tmp.c_str(), "wb"));
-    if (!f) throw IoError(path, "cannot create '" + tmp + "': " + errno_text());
-    bool ok = std::fwrite(header.data(), 1, header.size(), f.get()) == header.size();
-    const unsigned char* p = static_cast<const unsigned char*>(data);
-    for (std::uint64_t done = 0; ok && done < data_bytes;) {
-      const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(data_bytes - done, 1u << 26));
-      ok = std::fwrite(p + done, 1, chunk, f.get()) == chunk;
-      done += chunk;
-    }
-    ok = ok && std::fflush(f.get()) == 0;
-    const std::string err = ok ? std::string() : errno_text();
-    if (std::fclose(f.release()) != 0 && ok) {
-      std::remove(tmp.c_str());
-      throw IoError(path, "cannot write '" + tmp + "': " + errno_text());
-    }
-    if (!ok) {
-      std::remove(tmp.c_str());
-      throw IoError(path, "cannot write '" + tmp + "': " + err);
-    }
+  StreamWriter w(path, dtype, shape);
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  const std::uint64_t bytes = data_bytes(dtype, shape, path);
+  for (std::uint64_t done = 0; done < bytes;) {
+    const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(bytes - done, kWriteChunk));
+    w.append(p + done, chunk);
+    done += chunk;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string err = errno_text();
-    std::remove(tmp.c_str());
-    throw IoError(path, "cannot rename '" + tmp + "' to it: " + err);
+  w.commit();
+}
+
+DataFile::DataFile(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd_ < 0) throw IoError(path, "cannot open for an in-place update: " + errno_text());
+  try {
+    header_ = read_header(fd_, regular_file_size(fd_, path), path);
+  } catch (...) {
+    ::close(fd_);
+    throw;
   }
+}
+
+DataFile::~DataFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void DataFile::read(std::uint64_t offset, void* out, std::size_t n) const {
+  if (offset > header_.data_bytes || n > header_.data_bytes - offset)
+    throw std::logic_error("npy::DataFile::read beyond the data of " + path_);
+  read_exact(fd_, header_.data_offset + offset, out, n, path_);
+}
+
+void DataFile::write(std::uint64_t offset, const void* in, std::size_t n) {
+  if (offset > header_.data_bytes || n > header_.data_bytes - offset)
+    throw std::logic_error("npy::DataFile::write beyond the data of " + path_);
+  const char* p = static_cast<const char*>(in);
+  std::uint64_t at = header_.data_offset + offset;
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd_, p, n, static_cast<off_t>(at));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw IoError(path_, "cannot write: " + errno_text());
+    p += w;
+    at += static_cast<std::uint64_t>(w);
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+void DataFile::close() {
+  const int fd = fd_;
+  fd_ = -1;
+  if (fd >= 0 && ::close(fd) != 0) throw IoError(path_, "cannot write: " + errno_text());
 }
 
 }  // namespace npy
