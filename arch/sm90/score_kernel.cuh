@@ -63,18 +63,149 @@ __host__ __device__ constexpr int query_offset_of(int nt, int j, int k, int n) {
   return j * nt * kQueryStepBytes + (k / 8) * 128 + (n / 8) * 256 + (n % 8) * 16 + (k % 8) * 2;
 }
 
-// The score entry of block b, column c (row c / H, head c % H) from the page maximum raw
-// (times 2^-8, see score_convert.cuh; -inf when the page is absent).
-__device__ __forceinline__ void store_score(const ScoreKernelArgs& a, long long req, long long L, long long b, int c,
-                                            float raw) {
-  const int r = c / a.heads, h = c % a.heads;
-  const long long nb = blocks_for(visible_tokens(L, a.query_len, r));
+// One score column's facts, computed once per CTA, in block indices relative to the CTA's
+// first block b0 (clamped into [-1, span + 1], which keeps every comparison below exact):
+// where its entries go and where its row's sentinels start (they depend on the row only).
+struct Column {
+  float* out = nullptr;  // &scores(h, req * QL + r, b0); null when the column is padding
+  int nb = 0;            // blocks row r sees
+  int init = 0;          // blocks below are init (1e30)
+  int local = 0;         // blocks from here to nb are local (1e29)
+};
+__device__ __forceinline__ int relative(long long b, long long b0, int span) {
+  const long long r = b - b0;
+  return r < -1 ? -1 : (r > span + 1 ? span + 1 : static_cast<int>(r));
+}
+__device__ __forceinline__ Column column_of(const ScoreKernelArgs& a, long long req, long long L, long long b0, int c,
+                                            int cols, int log2h) {
+  Column col;
+  if (c < cols) {
+    const int r = c >> log2h, h = c & ((1 << log2h) - 1);
+    col.out = a.scores + h * a.s_head + (req * a.query_len + r) * a.s_row + b0 * a.s_block;
+    const long long nb = blocks_for(visible_tokens(L, a.query_len, r));
+    col.nb = relative(nb, b0, a.span);
+    col.init = relative(a.init_blocks, b0, a.span);
+    col.local = relative(nb - a.local_blocks, b0, a.span);
+  }
+  return col;
+}
+
+// The score entry of relative block rb from the page maximum raw (times 2^-8,
+// score_convert.cuh; -inf when the page is absent).
+__device__ __forceinline__ void store_score(const ScoreKernelArgs& a, const Column& col, int rb, float raw) {
   float value;
-  if (b >= nb) value = -__int_as_float(0x7f800000);
-  else if (b < a.init_blocks) value = 1e30f;
-  else if (b >= nb - a.local_blocks) value = 1e29f;
+  if (rb >= col.nb) value = -__int_as_float(0x7f800000);
+  else if (rb < col.init) value = 1e30f;
+  else if (rb >= col.local) value = 1e29f;
   else value = raw * 256.0f + 0.0f;  // exact; -0 -> +0; NaN cannot occur (fmaxf), -inf stays
-  a.scores[h * a.s_head + (req * a.query_len + r) * a.s_row + b * a.s_block] = value;
+  col.out[rb * a.s_block] = value;
+}
+
+// One tile's operands from shared memory: lane (g, t) of warp w, tokens ta and ta + 8 of the
+// page (ta = 64 u + 16 w + g): their 16 code bytes 16 t .. 16 t + 15 and scale bytes 2 t,
+// 2 t + 1 (groups 2 t, 2 t + 1), and those groups' derived table rows (this lane's copy).
+struct TileData {
+  uint4 code[2];
+  std::uint32_t scales[2];
+  Row row[2][2];  // [token][group]
+};
+__device__ __forceinline__ void load_tile(TileData& d, const unsigned char* codes_t, const unsigned char* scales_t,
+                                          const unsigned char* rows, std::uint32_t row_lane, int ta) {
+#pragma unroll
+  for (int m = 0; m < 2; ++m) {
+    const int tok = ta + 8 * m;
+    d.code[m] = *reinterpret_cast<const uint4*>(codes_t + tok * kCodeBytesPerToken);  // codes_t: page + 16 t
+    d.scales[m] = *reinterpret_cast<const unsigned short*>(scales_t + tok * 8);     // scales_t: page + 8192 + 2 t
+  }
+  // Row offset of scale byte s = 32 s (kRowCopies x 8 bytes per row) + 8 t (this lane's copy),
+  // from the 16-bit scale pair with one shift (FMA pipe) and one masked OR each.
+  static_assert(kRowCopies * 8 == 32, "row offsets below assume 32-byte rows");
+#pragma unroll
+  for (int m = 0; m < 2; ++m) {
+    const std::uint32_t off0 = mask_or(d.scales[m] << 5, 0x1FE0u, row_lane);
+    const std::uint32_t off1 = mask_or(__umulhi(d.scales[m], 1u << 29), 0x1FE0u, row_lane);  // (pair >> 3)
+    const uint2 r0 = *reinterpret_cast<const uint2*>(rows + off0);
+    const uint2 r1 = *reinterpret_cast<const uint2*>(rows + off1);
+    d.row[m][0] = Row{r0.x, r0.y};
+    d.row[m][1] = Row{r1.x, r1.y};
+  }
+}
+
+// Half h of a tile's A operand (code words 2 h, 2 h + 1 of both tokens = group 2 t + h =
+// k-steps 4 h .. 4 h + 3): frag[token][word][pair].
+__device__ __forceinline__ void convert_half(const TileData& d, int h, std::uint32_t times128,
+                                             std::uint32_t (&frag)[2][2][4]) {
+#pragma unroll
+  for (int m = 0; m < 2; ++m) {
+    std::uint32_t f0, f1;
+    scale_flips(d.scales[m], f0, f1);
+    const std::uint32_t flip = h ? f1 : f0;
+    convert_word(h ? d.code[m].z : d.code[m].x, d.row[m][h], flip, times128, frag[m][0]);
+    convert_word(h ? d.code[m].w : d.code[m].y, d.row[m][h], flip, times128, frag[m][1]);
+  }
+}
+
+// The four wgmmas of half h: step j = 4 h + s takes word s / 2 of the half, pairs
+// 2 (s % 2) (a0, a1) and 2 (s % 2) + 1 (a2, a3).
+template <int NT>
+__device__ __forceinline__ void mma_half(float (&acc)[4 * NT], const std::uint32_t (&frag)[2][2][4], int h,
+                                         std::uint64_t desc0) {
+  score_ptx::wgmma_fence();
+#pragma unroll
+  for (int s = 0; s < 4; ++s) {
+    const int i = s / 2, p = 2 * (s % 2);
+    const std::uint32_t op[4] = {frag[0][i][p], frag[1][i][p], frag[0][i][p + 1], frag[1][i][p + 1]};
+    const int j = 4 * h + s;
+    score_ptx::Wgmma<NT>::run(acc, op, desc0 + static_cast<std::uint64_t>(j * NT * kQueryStepBytes / 16),
+                              j > 0 ? 1 : 0);
+  }
+}
+
+// The tile's dots into the running maxima (per lane column 8 j + 2 t + e, over tokens ta,
+// ta + 8), masked to the tokens each column sees on a partially visible page.
+template <int NT, bool kMasked>
+__device__ __forceinline__ void tile_maxima(float (&acc)[4 * NT], float (&run)[NT][2], const int (&lim)[NT][2],
+                                            int ta) {
+  const float ninf = -__int_as_float(0x7f800000);
+#pragma unroll
+  for (int i = 0; i < 4 * NT; ++i) score_ptx::fence_operand(acc[i]);
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float va = acc[4 * j + e], vb = acc[4 * j + 2 + e];
+      if constexpr (kMasked) {
+        va = ta < lim[j][e] ? va : ninf;
+        vb = ta + 8 < lim[j][e] ? vb : ninf;
+      }
+      run[j][e] = fmaxf(run[j][e], fmaxf(va, vb));
+    }
+}
+
+// A page's two tiles: the second tile's operands are loaded while the first tile's MMAs
+// run, and each tile's second half is converted while its first half's MMAs run.
+template <int NT, bool kMasked>
+__device__ __forceinline__ void page_maxima(const unsigned char* codes_t, const unsigned char* scales_t,
+                                            const unsigned char* rows, std::uint32_t row_lane, std::uint32_t times128,
+                                            int ta0,
+                                            std::uint64_t desc0, const int (&lim)[NT][2], float (&run)[NT][2]) {
+  TileData d[2];
+  load_tile(d[0], codes_t, scales_t, rows, row_lane, ta0);
+#pragma unroll
+  for (int u = 0; u < 2; ++u) {
+    std::uint32_t lo[2][2][4], hi[2][2][4];
+    float acc[4 * NT];
+#pragma unroll
+    for (int i = 0; i < 4 * NT; ++i) acc[i] = 0.0f;
+    convert_half(d[u], 0, times128, lo);
+    mma_half<NT>(acc, lo, 0, desc0);
+    convert_half(d[u], 1, times128, hi);
+    mma_half<NT>(acc, hi, 1, desc0);
+    score_ptx::wgmma_commit();
+    if (u == 0) load_tile(d[1], codes_t, scales_t, rows, row_lane, ta0 + 64);
+    score_ptx::wgmma_wait_all();
+    tile_maxima<NT, kMasked>(acc, run, lim, ta0 + 64 * u);
+  }
 }
 
 }  // namespace scorer
@@ -114,39 +245,42 @@ __global__ void __launch_bounds__(scorer::kThreads, scorer::kCtasPerSm) score_ke
   const long long need_lo = a.init_blocks, need_hi = nb_req - a.local_blocks;
   const long long f_begin = b0 > need_lo ? b0 : need_lo;
   const long long f_end = b_end < need_hi ? b_end : need_hi;
-  long long fetch_b = f_begin;  // next block the producer examines (warp 0 only)
-  int issued = 0;               // items issued (pages and the end marker)
+  // The walk in 32-bit indices relative to f_begin (a span is at most max_blocks long).
+  const int n_fetch = f_end > f_begin ? static_cast<int>(f_end - f_begin) : 0;
+  const std::int32_t* ids = a.block_tables + req * a.t_req + f_begin * a.t_block;
+  int fetch_k = 0;  // next block the producer examines (warp 0 only)
+  int issued = 0;   // items issued (pages and the end marker)
   bool exhausted = false;
   std::int32_t ids_cur = -1, ids_next = -1;  // page ids of window (k & ~31) and the one after, lane l: + l
-  long long window = -1;
-  auto load_window = [&](long long base) -> std::int32_t {
-    const long long b = f_begin + base + lane;
-    return b < f_end ? a.block_tables[req * a.t_req + b * a.t_block] : -1;
+  int window = -1;
+  auto load_window = [&](int base) -> std::int32_t {
+    const int k = base + lane;
+    return k < n_fetch ? ids[static_cast<long long>(k) * a.t_block] : -1;
   };
   auto issue_item = [&]() {  // warp 0, converged
     const int s = issued % kStages;
     const std::uint32_t bar = bar0 + 8 * s;
-    while (fetch_b < f_end) {
-      const long long b = fetch_b++;
-      const long long k = b - f_begin, base = k & ~31ll;
+    while (fetch_k < n_fetch) {
+      const int k = fetch_k++, base = k & ~31;
       if (base != window) {
         ids_cur = window < 0 ? load_window(base) : ids_next;
         ids_next = load_window(base + 32);
         window = base;
       }
-      const long long page = __shfl_sync(0xffffffffu, ids_cur, static_cast<int>(k & 31));
+      const std::int32_t page = __shfl_sync(0xffffffffu, ids_cur, k & 31);
       if (page < 0 || page >= a.num_blocks) {
         if (lane == 0) atomicAdd(a.counters + kCounterBadBlockIds, 1ull);
         continue;
       }
       if (lane == 0) {
-        stage_block[s] = static_cast<int>(b - b0);
+        stage_block[s] = static_cast<int>(f_begin - b0) + k;
         if constexpr (kAsync) {
           ptx::fence_proxy_async_shared();  // the stage was last read by generic loads
           ptx::mbarrier_arrive_expect_tx(bar, kPageBytes);
-          ptx::bulk_copy_g2s(ptx::smem_addr(ring + s * kStageBytes), a.cache + page * kPageBytes, kPageBytes, bar);
+          ptx::bulk_copy_g2s(ptx::smem_addr(ring + s * kStageBytes), a.cache + static_cast<long long>(page) * kPageBytes,
+                             kPageBytes, bar);
         } else {
-          stage_block[kStages + s] = static_cast<int>(page);  // the consumers copy it
+          stage_block[kStages + s] = page;  // the consumers copy it
           ptx::mbarrier_arrive(bar);
         }
       }
@@ -196,23 +330,29 @@ __global__ void __launch_bounds__(scorer::kThreads, scorer::kCtasPerSm) score_ke
   ptx::fence_proxy_async_shared();  // the query operand is read by wgmma (async proxy)
   __syncthreads();
 
-  const std::uint32_t query_addr = ptx::smem_addr(query);
+  const std::uint64_t desc0 = ptx::smem_desc(ptx::smem_addr(query), 128, 256);
+  const int log2h = H >> 1;  // H in {1, 2, 4}
   const long long vis0 = visible_tokens(L, QL, 0);
+  // Columns this thread writes: tid for absent blocks; for loaded pages 4 threads per
+  // column (warps 1..3 when 24 columns or fewer, so that warp 0, the producer, has none).
+  const Column absent_col = column_of(a, req, L, b0, tid, cols, log2h);
+  const int p2 = cols <= 24 ? tid - 32 : tid;
+  const int c2 = p2 >> 2, quarter = p2 & 3;
+  const Column page_col = column_of(a, req, L, b0, p2 >= 0 ? c2 : cols, cols, log2h);
+  const std::uint32_t row_lane = 8 * t;  // this lane's table copy
+  // Relative blocks from here on are not seen whole by row 0 (the row that sees least).
+  const int masked_from = relative(vis0 / kBlockTokens, b0, a.span);
+  const int rb_end = static_cast<int>(b_end - b0);
 
   // ---------------------------------------------------------------- pages
-  long long cursor = b0;  // next block whose scores are not yet written
-  auto write_absent = [&](long long until) {  // blocks [cursor, until) have no page
-    for (long long b = cursor; b < until; ++b)
-      if (tid < cols) store_score(a, req, L, b, tid, ninf);
-    cursor = until;
-  };
-
+  int cursor = 0;  // next relative block whose scores are not yet written
   for (int item = 0;; ++item) {
     const int s = item % kStages;
     ptx::mbarrier_wait(bar0 + 8 * s, (item / kStages) & 1);
-    const long long b = b0 + stage_block[s];
-    write_absent(b);
-    if (b >= b_end) break;  // the end marker
+    const int rb = stage_block[s];
+    for (; cursor < rb; ++cursor)  // blocks without a page: sentinels or -inf
+      if (absent_col.out) store_score(a, absent_col, cursor, ninf);
+    if (rb >= rb_end) break;  // the end marker
     unsigned char* stage = ring + s * kStageBytes;
     if constexpr (!kAsync) {  // a cache not 16-byte aligned: the page copied with byte loads
       const std::uint8_t* src = a.cache + static_cast<long long>(stage_block[kStages + s]) * kPageBytes;
@@ -224,74 +364,27 @@ __global__ void __launch_bounds__(scorer::kThreads, scorer::kCtasPerSm) score_ke
       __syncthreads();
     }
 
-    const long long base = b * kBlockTokens;
-    const bool masked = vis0 < base + kBlockTokens;
-    int lim[NT][2];  // tokens of this page that column 8 j + 2 t + e sees (masked pages only)
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int c = 8 * j + 2 * t + e;
-        const long long v = masked && c < cols ? visible_tokens(L, QL, c / H) - base : kBlockTokens;
-        lim[j][e] = v < 0 ? 0 : (v > kBlockTokens ? kBlockTokens : static_cast<int>(v));
-      }
+    const unsigned char* codes_t = stage + 16 * t;
+    const unsigned char* scales_t = stage + kPageCodes + 2 * t;
+    const int ta0 = 16 * warp + g;
     float run[NT][2];
 #pragma unroll
     for (int j = 0; j < NT; ++j) run[j][0] = run[j][1] = ninf;
-
-#pragma unroll 1
-    for (int u = 0; u < 2; ++u) {
-      const int ta = 64 * u + 16 * warp + g, tb = ta + 8;
-      uint4 code[2];
-      std::uint32_t sc[2];
-      const int tok[2] = {ta, tb};
-#pragma unroll
-      for (int m = 0; m < 2; ++m) {
-        code[m] = *reinterpret_cast<const uint4*>(stage + tok[m] * kCodeBytesPerToken + 16 * t);
-        sc[m] = *reinterpret_cast<const unsigned short*>(stage + kPageCodes + tok[m] * 8 + 2 * t);
-      }
-      std::uint32_t frag[2][4][4];  // [token][code word][pair]
-#pragma unroll
-      for (int m = 0; m < 2; ++m) {
-        Row row[2];
-        std::uint32_t flip[2];
-#pragma unroll
-        for (int q = 0; q < 2; ++q) {
-          const std::uint32_t sb = (sc[m] >> (8 * q)) & 0xFFu;
-          const uint2 r = *reinterpret_cast<const uint2*>(rows + (sb * kRowCopies) * 8 + 8 * t);
-          row[q] = Row{r.x, r.y};
-        }
-        scale_flips(sc[m], flip[0], flip[1]);
-        const std::uint32_t w[4] = {code[m].x, code[m].y, code[m].z, code[m].w};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) convert_word(w[i], row[i / 2], flip[i / 2], frag[m][i]);
-      }
-      float acc[4 * NT];
-#pragma unroll
-      for (int i = 0; i < 4 * NT; ++i) acc[i] = 0.0f;
-      ptx::wgmma_fence();
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int i = j / 2, p = 2 * (j % 2);
-        const std::uint32_t op[4] = {frag[0][i][p], frag[1][i][p], frag[0][i][p + 1], frag[1][i][p + 1]};
-        const std::uint64_t desc = ptx::smem_desc(query_addr + j * NT * kQueryStepBytes, 128, 256);
-        ptx::Wgmma<NT>::run(acc, op, desc, j > 0 ? 1 : 0);
-      }
-      ptx::wgmma_commit();
-      ptx::wgmma_wait_all();
-#pragma unroll
-      for (int i = 0; i < 4 * NT; ++i) ptx::fence_operand(acc[i]);
+    if (rb >= masked_from) {  // some row does not see the whole page
+      const long long base = (b0 + rb) * kBlockTokens;
+      int lim[NT][2];  // tokens of this page column 8 j + 2 t + e sees
 #pragma unroll
       for (int j = 0; j < NT; ++j)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          float va = acc[4 * j + e], vb = acc[4 * j + 2 + e];
-          if (masked) {
-            va = ta < lim[j][e] ? va : ninf;
-            vb = tb < lim[j][e] ? vb : ninf;
-          }
-          run[j][e] = fmaxf(run[j][e], fmaxf(va, vb));
+          const int c = 8 * j + 2 * t + e;
+          const long long v = c < cols ? visible_tokens(L, QL, c >> log2h) - base : kBlockTokens;
+          lim[j][e] = v < 0 ? 0 : (v > kBlockTokens ? kBlockTokens : static_cast<int>(v));
         }
+      page_maxima<NT, true>(codes_t, scales_t, rows, row_lane, a.times128, ta0, desc0, lim, run);
+    } else {
+      const int lim[NT][2] = {};
+      page_maxima<NT, false>(codes_t, scales_t, rows, row_lane, a.times128, ta0, desc0, lim, run);
     }
 
     // The page maximum: 32 partial rows (warp, g) per column, through shared memory.
@@ -302,17 +395,16 @@ __global__ void __launch_bounds__(scorer::kThreads, scorer::kCtasPerSm) score_ke
       for (int e = 0; e < 2; ++e) red[(8 * warp + g) * kReduceStride + 8 * j + 2 * t + e] = run[j][e];
     __syncthreads();  // the partial maxima are written; the stage is free
     if (warp == 0 && !exhausted) issue_item();
-    {
-      const int c = tid >> 2, quarter = tid & 3;
+    if (p2 >= 0) {
       float v = ninf;
-      if (c < cols)
+      if (page_col.out)
 #pragma unroll
-        for (int k = 0; k < 8; ++k) v = fmaxf(v, red[(8 * quarter + k) * kReduceStride + c]);
+        for (int k = 0; k < 8; ++k) v = fmaxf(v, red[(8 * quarter + k) * kReduceStride + c2]);
       v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
       v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
-      if (c < cols && quarter == 0) store_score(a, req, L, b, c, v);
+      if (page_col.out && quarter == 0) store_score(a, page_col, rb, v);
     }
-    cursor = b + 1;
+    cursor = rb + 1;
   }
 }
 

@@ -613,6 +613,19 @@ int perf(bool with_old, const char* only) {
     double sol1, solb, new1, newb, old1 = 0, oldb = 0;
     time_it([&](int k) { uqsol::launch_sol(sols[k], nullptr); }, copies, sol1, solb);
     time_it([&](int k) { new_score(probs[k]); }, copies, new1, newb);
+    // HARNESS_SPANS="s1,s2,...": today's kernel again with forced spans (knob exploration).
+    if (const char* spans = std::getenv("HARNESS_SPANS")) {
+      for (const char* p = spans; *p;) {
+        const int span = std::atoi(p);
+        double a1, ab;
+        for (auto& pr : probs) pr.span = span;
+        time_it([&](int k) { new_score(probs[k]); }, copies, a1, ab);
+        for (auto& pr : probs) pr.span = 0;
+        std::printf("%-22s   span %4d: new 1x %.1f us, b2b %.1f us (%.1f%% sol)\n", name, span, a1, ab, 100.0 * solb / ab);
+        while (*p && *p != ',') ++p;
+        if (*p) ++p;
+      }
+    }
     if (with_old) time_it([&](int k) { harness::old_score(probs[k]); }, copies, old1, oldb);
     unsigned long long cnt[3];
     CK(cudaMemcpy(cnt, probs[0].counters, sizeof(cnt), cudaMemcpyDeviceToHost));
