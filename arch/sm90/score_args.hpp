@@ -65,7 +65,6 @@ struct ScoreKernelArgs {
   int query_len, heads, max_blocks, init_blocks, local_blocks;
   int span;           // blocks per CTA (>= 1)
   int spans_per_req;  // CTAs per request
-  std::uint32_t times128;  // 128: a multiplier ptxas cannot see (score_convert.cuh, convert_word)
 };
 
 }  // namespace uq::sm90

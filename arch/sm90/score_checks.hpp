@@ -79,7 +79,6 @@ inline ScoreKernelArgs make_score_kernel_args(const ScoreLaunch& l) {
   a.local_blocks = l.local_blocks;
   a.span = l.knobs.span;
   a.spans_per_req = static_cast<int>(score_spans_per_req(l.max_blocks, l.knobs));
-  a.times128 = 128;
   return a;
 }
 

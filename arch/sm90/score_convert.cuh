@@ -28,7 +28,7 @@
 // bits 15 and 31 are zero, so the add is an OR) before the code signs are XORed in.
 //
 // Cost per code word (8 dims, 4 fp16 pairs): 5 permutes and 6 logic ops on the integer ALU,
-// 9 multiply-adds / shifts on the FMA pipe.
+// 5 multiply-adds / shifts on the FMA pipe (ptxas puts the rest on the ALU as SHF / LEA).
 #pragma once
 
 #include <cstdint>
@@ -74,21 +74,20 @@ __device__ __forceinline__ void scale_flips(std::uint32_t scales, std::uint32_t&
 }
 
 // One code word w and its group's row -> four fp16 pairs (x 2^-8): p[i] = dims
-// (d0 + i, d0 + i + 4), the lower dim in the low half. times128 is 128, passed in so that
-// ptxas cannot fold x * 128 + flip into a LEA (integer ALU, the scorer's busiest pipe) and
-// keeps it an IMAD (FMA pipe); the right shifts are IMAD.HI for the same reason.
-__device__ __forceinline__ void convert_word(std::uint32_t w, const Row& row, std::uint32_t flip,
-                                             std::uint32_t times128, std::uint32_t (&p)[4]) {
+// (d0 + i, d0 + i + 4), the lower dim in the low half. (Forcing the shifts and x * 128 +
+// flip onto the FMA pipe as IMAD.HI / IMAD instead of ptxas's SHF / LEA cut the ALU pipe from
+// 57 % to 49 % on the H200 but added dispatch stalls and was 4 % slower: docs/PERF.md §6.)
+__device__ __forceinline__ void convert_word(std::uint32_t w, const Row& row, std::uint32_t flip, std::uint32_t (&p)[4]) {
   const std::uint32_t r = prmt(w, w, 0x3120u);  // bytes b0, b2, b1, b3: nibbles n0 n1 n4 n5 n2 n3 n6 n7
   const std::uint32_t sel_a = mask_or(r, 0x07070707u, 0x80808080u);  // [n0, 8, n4, 8] | [n2, 8, n6, 8]
   const std::uint32_t sel_b = mask_or(r, 0x70707070u, 0x08080808u);  // [8, n1, 8, n5] | [8, n3, 8, n7]
-  const std::uint32_t x0 = prmt(row.lo, row.hi, sel_a);                          // [M0, 0, M4, 0]
-  const std::uint32_t x2 = prmt(row.lo, row.hi, __umulhi(sel_a, 0x10000u));     // [M2, 0, M6, 0]
-  const std::uint32_t x1 = prmt(row.lo, row.hi, sel_b);                          // [0, M1, 0, M5]
-  const std::uint32_t x3 = prmt(row.lo, row.hi, __umulhi(sel_b, 0x10000u));     // [0, M3, 0, M7]
-  p[0] = apply_signs(x0 * times128 + flip, w << 12);
+  const std::uint32_t x0 = prmt(row.lo, row.hi, sel_a);        // [M0, 0, M4, 0]
+  const std::uint32_t x2 = prmt(row.lo, row.hi, sel_a >> 16);  // [M2, 0, M6, 0]
+  const std::uint32_t x1 = prmt(row.lo, row.hi, sel_b);        // [0, M1, 0, M5]
+  const std::uint32_t x3 = prmt(row.lo, row.hi, sel_b >> 16);  // [0, M3, 0, M7]
+  p[0] = apply_signs(x0 * 128u + flip, w << 12);
   p[1] = apply_signs(__umulhi(x1, 0x80000000u) + flip, w << 8);
-  p[2] = apply_signs(x2 * times128 + flip, w << 4);
+  p[2] = apply_signs(x2 * 128u + flip, w << 4);
   p[3] = apply_signs(__umulhi(x3, 0x80000000u) + flip, w);
 }
 

@@ -110,38 +110,33 @@ struct TileData {
   Row row[2][2];  // [token][group]
 };
 __device__ __forceinline__ void load_tile(TileData& d, const unsigned char* codes_t, const unsigned char* scales_t,
-                                          const unsigned char* rows, std::uint32_t row_lane, int ta) {
+                                          const unsigned char* rows_t, int ta) {
 #pragma unroll
   for (int m = 0; m < 2; ++m) {
     const int tok = ta + 8 * m;
     d.code[m] = *reinterpret_cast<const uint4*>(codes_t + tok * kCodeBytesPerToken);  // codes_t: page + 16 t
     d.scales[m] = *reinterpret_cast<const unsigned short*>(scales_t + tok * 8);     // scales_t: page + 8192 + 2 t
   }
-  // Row offset of scale byte s = 32 s (kRowCopies x 8 bytes per row) + 8 t (this lane's copy),
-  // from the 16-bit scale pair with one shift (FMA pipe) and one masked OR each.
-  static_assert(kRowCopies * 8 == 32, "row offsets below assume 32-byte rows");
 #pragma unroll
-  for (int m = 0; m < 2; ++m) {
-    const std::uint32_t off0 = mask_or(d.scales[m] << 5, 0x1FE0u, row_lane);
-    const std::uint32_t off1 = mask_or(__umulhi(d.scales[m], 1u << 29), 0x1FE0u, row_lane);  // (pair >> 3)
-    const uint2 r0 = *reinterpret_cast<const uint2*>(rows + off0);
-    const uint2 r1 = *reinterpret_cast<const uint2*>(rows + off1);
-    d.row[m][0] = Row{r0.x, r0.y};
-    d.row[m][1] = Row{r1.x, r1.y};
-  }
+  for (int m = 0; m < 2; ++m)
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const std::uint32_t sb = prmt(d.scales[m], 0u, 0x4440u + q);  // scale byte q, zero-extended
+      const uint2 r = *reinterpret_cast<const uint2*>(rows_t + sb * (kRowCopies * 8));  // rows_t: rows + 8 t
+      d.row[m][q] = Row{r.x, r.y};
+    }
 }
 
 // Half h of a tile's A operand (code words 2 h, 2 h + 1 of both tokens = group 2 t + h =
 // k-steps 4 h .. 4 h + 3): frag[token][word][pair].
-__device__ __forceinline__ void convert_half(const TileData& d, int h, std::uint32_t times128,
-                                             std::uint32_t (&frag)[2][2][4]) {
+__device__ __forceinline__ void convert_half(const TileData& d, int h, std::uint32_t (&frag)[2][2][4]) {
 #pragma unroll
   for (int m = 0; m < 2; ++m) {
     std::uint32_t f0, f1;
     scale_flips(d.scales[m], f0, f1);
     const std::uint32_t flip = h ? f1 : f0;
-    convert_word(h ? d.code[m].z : d.code[m].x, d.row[m][h], flip, times128, frag[m][0]);
-    convert_word(h ? d.code[m].w : d.code[m].y, d.row[m][h], flip, times128, frag[m][1]);
+    convert_word(h ? d.code[m].z : d.code[m].x, d.row[m][h], flip, frag[m][0]);
+    convert_word(h ? d.code[m].w : d.code[m].y, d.row[m][h], flip, frag[m][1]);
   }
 }
 
@@ -186,23 +181,22 @@ __device__ __forceinline__ void tile_maxima(float (&acc)[4 * NT], float (&run)[N
 // run, and each tile's second half is converted while its first half's MMAs run.
 template <int NT, bool kMasked>
 __device__ __forceinline__ void page_maxima(const unsigned char* codes_t, const unsigned char* scales_t,
-                                            const unsigned char* rows, std::uint32_t row_lane, std::uint32_t times128,
-                                            int ta0,
+                                            const unsigned char* rows_t, int ta0,
                                             std::uint64_t desc0, const int (&lim)[NT][2], float (&run)[NT][2]) {
   TileData d[2];
-  load_tile(d[0], codes_t, scales_t, rows, row_lane, ta0);
+  load_tile(d[0], codes_t, scales_t, rows_t, ta0);
 #pragma unroll
   for (int u = 0; u < 2; ++u) {
     std::uint32_t lo[2][2][4], hi[2][2][4];
     float acc[4 * NT];
 #pragma unroll
     for (int i = 0; i < 4 * NT; ++i) acc[i] = 0.0f;
-    convert_half(d[u], 0, times128, lo);
+    convert_half(d[u], 0, lo);
     mma_half<NT>(acc, lo, 0, desc0);
-    convert_half(d[u], 1, times128, hi);
+    convert_half(d[u], 1, hi);
     mma_half<NT>(acc, hi, 1, desc0);
     score_ptx::wgmma_commit();
-    if (u == 0) load_tile(d[1], codes_t, scales_t, rows, row_lane, ta0 + 64);
+    if (u == 0) load_tile(d[1], codes_t, scales_t, rows_t, ta0 + 64);
     score_ptx::wgmma_wait_all();
     tile_maxima<NT, kMasked>(acc, run, lim, ta0 + 64 * u);
   }
@@ -339,7 +333,7 @@ __global__ void __launch_bounds__(scorer::kThreads, scorer::kCtasPerSm) score_ke
   const int p2 = cols <= 24 ? tid - 32 : tid;
   const int c2 = p2 >> 2, quarter = p2 & 3;
   const Column page_col = column_of(a, req, L, b0, p2 >= 0 ? c2 : cols, cols, log2h);
-  const std::uint32_t row_lane = 8 * t;  // this lane's table copy
+  const unsigned char* rows_t = rows + 8 * t;  // this lane's table copy
   // Relative blocks from here on are not seen whole by row 0 (the row that sees least).
   const int masked_from = relative(vis0 / kBlockTokens, b0, a.span);
   const int rb_end = static_cast<int>(b_end - b0);
@@ -381,10 +375,10 @@ __global__ void __launch_bounds__(scorer::kThreads, scorer::kCtasPerSm) score_ke
           const long long v = c < cols ? visible_tokens(L, QL, c >> log2h) - base : kBlockTokens;
           lim[j][e] = v < 0 ? 0 : (v > kBlockTokens ? kBlockTokens : static_cast<int>(v));
         }
-      page_maxima<NT, true>(codes_t, scales_t, rows, row_lane, a.times128, ta0, desc0, lim, run);
+      page_maxima<NT, true>(codes_t, scales_t, rows_t, ta0, desc0, lim, run);
     } else {
       const int lim[NT][2] = {};
-      page_maxima<NT, false>(codes_t, scales_t, rows, row_lane, a.times128, ta0, desc0, lim, run);
+      page_maxima<NT, false>(codes_t, scales_t, rows_t, ta0, desc0, lim, run);
     }
 
     // The page maximum: 32 partial rows (warp, g) per column, through shared memory.
