@@ -27,8 +27,8 @@
 // magnitudes and the group's sign flip F = 0x80008000 is added to the shifted pair (its
 // bits 15 and 31 are zero, so the add is an OR) before the code signs are XORed in.
 //
-// Cost per code word (8 dims, 4 fp16 pairs): 5 permutes and 6 logic ops on the integer ALU,
-// 5 multiply-adds / shifts on the FMA pipe (ptxas puts the rest on the ALU as SHF / LEA).
+// Cost per code word (8 dims, 4 fp16 pairs): 5 permutes, 6 logic ops and 4 shifts (SHF, LEA)
+// on the integer ALU, 5 multiply-adds / shifts on the FMA pipe.
 #pragma once
 
 #include <cstdint>

@@ -20,13 +20,15 @@
 // permutes and shifts (score_convert.cuh; k̂ exact, times 2^-8); the query operand is laid
 // out in the same dim order (query_dim). The k order inside a step is free as long as A and
 // B agree: step j, a0/a1 = code word j / 2, pair 2 (j % 2); a2/a3 = pair 2 (j % 2) + 1.
-// Products of two fp16 values holding E4M3 values are exact, sums are fp32.
+// Products of two fp16 values holding E4M3 values are exact, sums are fp32. Overlap within a
+// warpgroup: each tile's second half of the keys is converted while the first half's MMAs
+// run, and the second tile's operands are loaded while the first tile's MMAs run.
 //
 // Maximum: NaN dots never replace the running maximum (fmaxf), so a block whose visible
 // dots are all NaN scores -inf; the causal mask is applied only in pages that row 0 does
-// not see whole; the page's maximum over its 64 x 2 token slots is reduced through shared
-// memory (one buffer per page parity, so the next page never waits for it); a zero
-// maximum is stored as +0.
+// not see whole; each lane's maximum over its 4 tokens of the page, then the 32 partial rows
+// (warp, g) of each column reduced through shared memory (one buffer per page parity, so
+// the next page never waits for it); a zero maximum is stored as +0.
 #pragma once
 
 #include "sm90/score_args.hpp"
