@@ -2,9 +2,12 @@
 // model it serves (nvfp4-index-sources.md: 4 query rows x 1 head and 8 rows x 4 heads,
 // batch 32, 128k context) and a small sweep, against the copy bandwidth measured in the
 // same process. Bytes: every page of every request once (9216 B) plus q, the block table
-// and the written scores.
+// and the written scores. Each result also has b2b_us, the mean of 20 back-to-back calls;
+// on a CUDA build score_sol/<shape> is the speed-of-light read of the same inputs
+// (perf/sm90/score_sol.cuh), timed both ways.
 //
 //   bench_score [--uq_full] [google benchmark flags]
+#include "bench_score_sol.hpp"
 #include "bench_support.hpp"
 #include "uq/uq.hpp"
 
@@ -93,9 +96,43 @@ void bench_score(benchmark::State& state, ScoreShapeArgs s, uq::Backend backend)
   }
   uqbench::set_bandwidth_counters(state, bytes, total);
   state.counters["cold_copies"] = copies;
+  state.counters["b2b_us"] = 1e6 * uqbench::back_to_back_seconds(exec, 20, [&](int k) {
+    const ScoreInputs& in = inputs[static_cast<std::size_t>(k) % inputs.size()];
+    plan.run(in.q, in.cache, in.tables, in.lens, scores);
+  });
   state.SetLabel(std::string(uq::path_name(plan.path())) + " on " + plan.device().name);
   if (!plan.status().ok()) state.SkipWithError(("device status: " + plan.status().describe()).c_str());
 }
+
+#if defined(KOKKOS_ENABLE_CUDA)
+// The speed-of-light read of the same inputs (bench_score_sol.hpp): one launch per iteration
+// (manual time), then the back-to-back mean.
+void bench_score_sol(benchmark::State& state, ScoreShapeArgs s) {
+  const int nb = s.blocks();
+  const double bytes = static_cast<double>(s.batch) * nb * 9216.0 + 4.0 * s.batch * nb +
+                       static_cast<double>(s.batch) * s.query_len * s.heads * (128.0 + 4.0 * nb);
+  const int copies = uqbench::cold_copies(static_cast<std::size_t>(bytes));
+  std::vector<ScoreInputs> inputs;
+  for (int i = 0; i < copies; ++i) inputs.push_back(make_inputs(s, 99 + i));
+  const uqbench::SolBuffers buf = uqbench::make_sol_buffers(s.batch, s.context, nb, s.query_len * s.heads, 0, 1);
+  std::vector<uqsol::SolArgs> args;
+  for (const auto& in : inputs) args.push_back(uqbench::sol_args(in.q, in.cache, in.tables, buf, s.batch));
+  const Exec exec;
+  auto launch = [&](int k) { uqsol::launch_sol(args[static_cast<std::size_t>(k) % args.size()], exec.cuda_stream()); };
+  for (int k = 0; k < copies; ++k) launch(k);  // warm-up
+  double total = 0.0;
+  int i = 0;
+  for (auto _ : state) {
+    const double t = uqbench::time_on_device(exec, [&] { launch(i++); });
+    state.SetIterationTime(t);
+    total += t;
+  }
+  uqbench::set_bandwidth_counters(state, bytes, total);
+  state.counters["cold_copies"] = copies;
+  state.counters["b2b_us"] = 1e6 * uqbench::back_to_back_seconds(exec, 20, launch);
+  state.SetLabel("speed-of-light read (score_sol.cuh)");
+}
+#endif
 
 void register_all(bool full) {
   const bool host = uqbench::on_host() && !full;
@@ -116,6 +153,13 @@ void register_all(bool full) {
   for (const auto& s : shapes) {
     reg("score/" + s.name(), s, uq::Backend::Auto);
     if (native) reg("score_generic/" + s.name(), s, uq::Backend::Generic);
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (!uqbench::on_host())
+      benchmark::RegisterBenchmark(("score_sol/" + s.name()).c_str(),
+                                   [=](benchmark::State& st) { bench_score_sol(st, s); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+#endif
   }
 }
 

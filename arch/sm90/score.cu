@@ -1,6 +1,6 @@
 // Launcher of the sm90 NVFP4 index scorer (launch_score.hpp): checks, picks the kernel
-// instance (query column tiles, copy kind, MMA kind), launches on the caller's stream.
-// Compiled by nvcc for sm_90 into uq_sm90.
+// instance (query column tiles, copy kind), launches on the caller's stream. Compiled by
+// nvcc for sm_90a (wgmma) into uq_sm90.
 #include "sm90/launch_score.hpp"
 #include "sm90/score_checks.hpp"
 #include "sm90/score_kernel.cuh"
@@ -17,27 +17,22 @@ void throw_cuda(const char* what, cudaError_t e) {
                   std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e));
 }
 
-template <int NT, bool kAsync, bool kF16>
+template <int NT, bool kAsync>
 void launch(const ScoreKernelArgs& a, std::int64_t blocks, cudaStream_t stream) {
-  constexpr int smem = scorer::kSmemBytes;
+  constexpr int smem = scorer::kSmemBytes<NT>;
   // The ring needs more than the default 48 KB. The limit is a per-device attribute of the
   // kernel, so it is raised at every launch (a host-side call, no synchronisation): a process
   // that drives several GPUs gets it on each.
   const cudaError_t attr =
-      cudaFuncSetAttribute(score_kernel<NT, kAsync, kF16>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      cudaFuncSetAttribute(score_kernel<NT, kAsync>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (attr != cudaSuccess) throw_cuda("cudaFuncSetAttribute", attr);
-  score_kernel<NT, kAsync, kF16><<<static_cast<unsigned>(blocks), scorer::kThreads, smem, stream>>>(a);
+  score_kernel<NT, kAsync><<<static_cast<unsigned>(blocks), scorer::kThreads, smem, stream>>>(a);
 }
 
 template <int NT>
-void launch_tiles(const ScoreKernelArgs& a, std::int64_t blocks, cudaStream_t stream, bool async, bool f16) {
-  if (async) {
-    if (f16) launch<NT, true, true>(a, blocks, stream);
-    else launch<NT, true, false>(a, blocks, stream);
-  } else {  // a cache whose pages are not 16-byte aligned: synchronous byte copies
-    if (f16) launch<NT, false, true>(a, blocks, stream);
-    else launch<NT, false, false>(a, blocks, stream);
-  }
+void launch_tiles(const ScoreKernelArgs& a, std::int64_t blocks, cudaStream_t stream, bool async) {
+  if (async) launch<NT, true>(a, blocks, stream);
+  else launch<NT, false>(a, blocks, stream);  // a cache whose pages are not 16-byte aligned: byte copies
 }
 
 }  // namespace
@@ -48,12 +43,11 @@ void launch_score(const ScoreLaunch& l) {
   if (blocks == 0) return;
   auto stream = static_cast<cudaStream_t>(l.stream);
   const bool async = reinterpret_cast<std::uintptr_t>(l.index_cache) % 16 == 0;
-  const bool f16 = l.knobs.f16_mma;
   switch ((l.query_len * l.heads + scorer::kColumnsPerTile - 1) / scorer::kColumnsPerTile) {
-    case 1: launch_tiles<1>(a, blocks, stream, async, f16); break;
-    case 2: launch_tiles<2>(a, blocks, stream, async, f16); break;
-    case 3: launch_tiles<3>(a, blocks, stream, async, f16); break;
-    default: launch_tiles<4>(a, blocks, stream, async, f16); break;  // checked: <= 32 columns
+    case 1: launch_tiles<1>(a, blocks, stream, async); break;
+    case 2: launch_tiles<2>(a, blocks, stream, async); break;
+    case 3: launch_tiles<3>(a, blocks, stream, async); break;
+    default: launch_tiles<4>(a, blocks, stream, async); break;  // checked: <= 32 columns
   }
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) throw_cuda("kernel launch", e);

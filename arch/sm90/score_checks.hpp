@@ -37,8 +37,7 @@ inline ScoreKernelArgs make_score_kernel_args(const ScoreLaunch& l) {
   require(l.init_blocks >= 0, "init_blocks", ">= 0", str(l.init_blocks));
   require(l.local_blocks >= 0, "local_blocks", ">= 0", str(l.local_blocks));
   require(l.num_blocks >= 0, "num_blocks", ">= 0", str(l.num_blocks));
-  require(l.knobs.span >= scorer::kWarps && l.knobs.span % scorer::kWarps == 0, "knobs.span",
-          "a positive multiple of 4", str(l.knobs.span));
+  require(l.knobs.span >= 1, "knobs.span", ">= 1", str(l.knobs.span));
   require(score_grid_blocks(l) <= std::numeric_limits<std::int32_t>::max(), "num_reqs * ceil(max_blocks / span)",
           "<= 2^31 - 1", str(score_grid_blocks(l)));
   require(l.q_stride_row >= 0 && l.q_stride_head >= 0 && l.q_stride_dim >= 0, "q strides", "non-negative",
