@@ -1,5 +1,5 @@
 // The previous sm90 scorer (commit 023c211: mma.sync, cp.async rings per warp), compiled
-// from a copy of that commit's arch/sm90 (build_harness.sh extracts it) with the uq
+// from a copy of that commit's arch/sm90 (build_score_harness.sh extracts it) with the uq
 // namespace renamed to uq_old, so that the harness can time it beside today's.
 #include "harness_problem.hpp"
 #include "sm90/score.cu"  // the old copy, first on the include path

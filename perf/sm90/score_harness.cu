@@ -1,5 +1,5 @@
 // Development harness of the sm90 NVFP4 index scorer (issue 16), standalone CUDA (no
-// Kokkos), built by build_harness.sh:
+// Kokkos), built by build_score_harness.sh:
 //
 //   score_harness check     random cases (awkward lengths, causal multi-token queries, every
 //                           QL x H tile count, init / local, out-of-contract scale bytes,

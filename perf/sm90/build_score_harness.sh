@@ -1,6 +1,6 @@
 #!/bin/bash
 # Builds the standalone scorer harness (score_harness.cu) with nvcc, no Kokkos:
-#   perf/sm90/build_harness.sh [out_dir]      (default build/harness)
+#   perf/sm90/build_score_harness.sh [out_dir]      (default build/harness)
 # today's scorer from arch/sm90 (sm_90a), the previous one from commit $OLD (sm_90, namespace
 # uq renamed uq_old), the float64 reference from tests/reference.
 set -euo pipefail
