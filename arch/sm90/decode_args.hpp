@@ -47,12 +47,18 @@ constexpr int kStageBytes = kTileTokens * kRowBytes;  // 17408
 // N of the wgmmas: the query rows of a KV head, padded to 8 or 16.
 UQ_SM90_HOST_DEVICE constexpr int q_rows(int qg) { return qg <= 8 ? 8 : 16; }
 
-// Stages of the ring: 4 tiles (256 tokens, a whole tile-group) in flight per CTA, and 3 CTAs
-// per SM fit in the 228 KB of shared memory.
-constexpr int kStages = 4;
+// Stages of the ring and CTAs per SM: 4 stages (3 tiles in flight while one is computed) and 3
+// CTAs (12 warps, 168 registers per thread) per SM, which fit the 228 KB of shared memory. (For
+// N = 8, 3 stages and 4 CTAs of 128 registers also fit; measured slower at the headline shape,
+// 55.6 vs 47.0 us, with small spills: UQ_SM90_N8_CTAS=4 builds it for experiments.)
+#ifndef UQ_SM90_N8_CTAS
+#define UQ_SM90_N8_CTAS 3
+#endif
+UQ_SM90_HOST_DEVICE constexpr int decode_stages(int qg) { return qg <= 8 && UQ_SM90_N8_CTAS == 4 ? 3 : 4; }
+UQ_SM90_HOST_DEVICE constexpr int decode_ctas_per_sm(int qg) { return qg <= 8 ? UQ_SM90_N8_CTAS : 3; }
 
 // Shared memory of the partition kernel, in this order (every offset a multiple of 16):
-//  ring     kStages x kStageBytes
+//  ring     decode_stages(qg) x kStageBytes
 //  q        N x 256 bytes: q8 as the QK wgmmas' B operand, K-major core matrices of 8 query
 //           rows x 16 bytes: group g, half kh (dims 8t + 2j + kh at byte 4t + j), row block rb
 //           at ((2g + kh) * N/8 + rb) * 128
@@ -60,8 +66,8 @@ constexpr int kStages = 4;
 //           64 tokens as K (k-step s of 16 tokens, half kh, row block rb at ((2s + kh) * N/8 + rb) * 128)
 //  red      4 x N floats: per query row, the tile maximum of each warp ([row][warp])
 //  redl     4 x N floats: per query row, each warp's l ([row][warp])
-//  meta     kStages x 8 bytes: per stage, the 64-bit mask of the tile's present tokens
-//  bars     kStages x 8 bytes: the stages' mbarriers
+//  meta     stages x 8 bytes: per stage, the 64-bit mask of the tile's present tokens
+//  bars     stages x 8 bytes: the stages' mbarriers
 //  qbad     16 bytes: per query row, 1 when its q holds a non-finite value
 //  sync     32 bytes: (synchronous loads) the tile's first token and its 4 block ids
 struct DecodeSmem {
@@ -71,13 +77,13 @@ UQ_SM90_HOST_DEVICE constexpr DecodeSmem decode_smem_layout(int qg) {
   const int n = q_rows(qg);
   DecodeSmem s{};
   s.ring = 0;
-  s.q = s.ring + kStages * kStageBytes;
+  s.q = s.ring + decode_stages(qg) * kStageBytes;
   s.p = s.q + n * kHeadDim;
   s.red = s.p + kTileTokens * n * 2;
   s.redl = s.red + 4 * n * 4;
   s.meta = s.redl + 4 * n * 4;
-  s.bars = s.meta + kStages * 8;
-  s.qbad = s.bars + kStages * 8;
+  s.bars = s.meta + decode_stages(qg) * 8;
+  s.qbad = s.bars + decode_stages(qg) * 8;
   s.sync = s.qbad + 16;
   s.total = s.sync + 32;
   return s;
@@ -93,9 +99,11 @@ constexpr std::uint32_t kWriteOut = 16u;     // P = 1: the partition kernel writ
 constexpr std::uint32_t kOutVector = 32u;    // out rows are dense and 8-byte aligned (P = 1)
 constexpr std::uint32_t kQVector = 64u;      // q rows are dense and 16-byte aligned
 
-// Block i of the grid is (b, h, p) with i = (b * num_kv_heads + h) * partitions + p; it writes
-// the QG partial rows i * QG + r of partial_out (bf16, 256 per row), partial_l and partial_m
-// (or, with kWriteOut, out and lse).
+// Block i of the grid is (b, h, p) with i = p * (num_seqs * num_kv_heads) + b * num_kv_heads + h
+// (partition-major, so that the blocks of the first partitions, which hold tokens whenever a
+// sequence does, are scheduled first and the empty ones last); it writes the QG partial rows
+// ((b * num_kv_heads + h) * P + p) * QG + r of partial_out (bf16, 256 per row), partial_l and
+// partial_m (or, with kWriteOut, out and lse).
 struct DecodeKernelArgs {
   std::uint16_t* partial_out;
   float* partial_l;
@@ -113,6 +121,7 @@ struct DecodeKernelArgs {
   std::int64_t pos_stride;    // bytes between positions = num_kv_heads * slot_bytes
   std::int32_t slot_bytes;
   std::int32_t block_size;
+  std::int32_t block_shift;  // log2(block_size) (a power of two)
 
   const std::int32_t* block_tables;  // entry (b, j) at b*table_stride_seq + j*table_stride_block
   std::int64_t table_stride_seq;
@@ -129,6 +138,7 @@ struct DecodeKernelArgs {
   std::int64_t lse_stride_head;
 
   std::int32_t max_blocks_per_seq;
+  std::int32_t num_seqs;
   std::int32_t num_kv_heads;
   std::int32_t partitions;  // P
   std::int32_t tgpp;        // tile-groups per partition

@@ -91,8 +91,9 @@ __device__ void empty_partition(const DecodeKernelArgs& a, const Partition& w, u
 }  // namespace decode_detail
 
 template <int QG>
-__global__ void __launch_bounds__(kThreads, 3) decode_partitions_kernel(const DecodeKernelArgs a) {
+__global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_partitions_kernel(const DecodeKernelArgs a) {
   using namespace decode_detail;
+  constexpr int kStages = decode_stages(QG);
   constexpr int N = q_rows(QG);
   constexpr int NB = N / 8;   // row blocks of 8 query rows
   constexpr int NC = N / 4;   // accumulator columns per lane
@@ -141,7 +142,7 @@ __global__ void __launch_bounds__(kThreads, 3) decode_partitions_kernel(const De
     for (int i = 0; i < first; ++i)
       issue_tile(tc, a, w, nbpt, sub, i, ring_a + i * kStageBytes, meta_a + 8 * i, bar_a + 8 * i, policy, lane);
   }
-  stage_query<QG>(a, w.b, w.h, smem + SL.q, qbad, warp, lane);  // while the first tiles load
+  stage_query<QG>(a, w.b, w.h, smem + SL.q, qbad, bulk ? 1 : 0, warp, lane);  // while the first tiles load
   ptx::fence_proxy_async_shared();  // q8 is read by the wgmmas (async proxy)
   __syncthreads();
   if (w.p == 0 && tid < QG && qbad[tid]) atomicAdd(&a.counters[kCounterNonfiniteInputs], 1ull);
@@ -163,10 +164,23 @@ __global__ void __launch_bounds__(kThreads, 3) decode_partitions_kernel(const De
   const std::uint32_t voff1 = vtok * kRowBytes + 128 + 16 * 1;  // warp 0's chunk 1 (x2)
   const int d0 = (64 * warp - 16 + 4 * g) & 255, d1 = 64 * warp + 16 + 4 * g;
   const int G0 = d0 >> 5, G1 = d1 >> 5;
-  const std::uint32_t vs0 = kSlotVScales + 4 * (G0 >> 2), vs1 = kSlotVScales + 4 * (G1 >> 2);
-  const std::uint32_t sel0 = ue8m0_pair_selector(G0 & 3), sel1 = ue8m0_pair_selector(G1 & 3);
-  // V scale tokens of this lane's A registers: k = 2t, 2t+1 and 8+2t, 9+2t
-  const int vt0 = t, vt1 = 12 + t, vt2 = 4 + t, vt3 = 8 + t;
+  (void)G1;  // = (G0 + 1) mod 8: d1 = d0 + 32
+  // The V scale multipliers of a tile: after the QK every warp is done with the stage's K
+  // codes, so that space (bytes 0..127 of rows 0..31) holds a table of bf16x2 scale pairs,
+  // entry (k-step s, t, token pair j, group G) = {2^(b - 127) of G and G + 1 (mod 8), 2^(b - 1)
+  // of G and G + 1} for the tokens of A registers (t, 12 + t) (j = 0) or (4 + t, 8 + t) (j = 1):
+  // 16 bytes at row ((s * 4 + t) * 2 + j) of the chunked region, byte 16 G. Thread tau builds
+  // entries (s, t, j) = tau / 4 with G = 2 (tau % 4) and 2 (tau % 4) + 1.
+  const int pc = tid >> 2, pq = tid & 3;
+  const int ps = pc >> 3, pt = (pc >> 1) & 3, pj = pc & 1;
+  const int ptokA = 16 * ps + (pj ? 4 + pt : pt), ptokB = 16 * ps + (pj ? 8 + pt : 12 + pt);
+  const int pG0 = 2 * pq;  // groups 2q, 2q + 1, 2q + 2 (mod 8) make entries G = 2q and 2q + 1
+  const std::uint32_t ptab = pc * kRowBytes + pG0 * 16;
+  const std::uint32_t psel0 = ue8m0_pair_selector(pG0 & 3), psel1 = ue8m0_pair_selector((pG0 + 1) & 3),
+                      psel2 = ue8m0_pair_selector((pG0 + 2) & 3);
+  const int pw0 = pG0 >> 2, pw2 = ((pG0 + 2) & 7) >> 2;  // scale word of groups 2q (= 2q + 1's) and 2q + 2
+  const std::uint32_t vtab = (2 * t) * kRowBytes + G0 * 16;  // consumer: entry (0, t, 0, G0)
+  constexpr std::uint32_t kTabStep = 8 * kRowBytes;          // entry rows per k-step
   const std::uint64_t qdesc = ptx::smem_desc(q_a, NB * 128, 128);
   const std::uint64_t pdesc = ptx::smem_desc(p_a, NB * 128, 128);
   constexpr std::uint64_t kGroupStep = (2 * NB * 128) >> 4;  // descriptor address units per group / k-step
@@ -183,7 +197,7 @@ __global__ void __launch_bounds__(kThreads, 3) decode_partitions_kernel(const De
 #pragma unroll
     for (int e = 0; e < NA; ++e) acc[k][e] = 0.0f;
 
-  std::int64_t* const sync_t0 = reinterpret_cast<std::int64_t*>(smem + SL.sync);
+  int* const sync_t0 = reinterpret_cast<int*>(smem + SL.sync);
   int* const sync_ids = reinterpret_cast<int*>(smem + SL.sync + 8);
   std::uint64_t* const meta = reinterpret_cast<std::uint64_t*>(smem + SL.meta);
 
@@ -279,7 +293,27 @@ __global__ void __launch_bounds__(kThreads, 3) decode_partitions_kernel(const De
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
       if (g == 0) red[col_row(c, t) * 4 + warp] = mx;
     }
-    __syncthreads();  // the warps' maxima; every warp is done with the previous tile's stage
+    __syncthreads();  // the warps' maxima; every warp is done with this stage's K bytes and the previous stage
+
+    // ---- the tile's V scale table (over the stage's K codes, layout above)
+    bool big;
+    {
+      uint2 sa = ptx::lds_v2(stage + ptokA * kRowBytes + kSlotVScales);
+      uint2 sb = ptx::lds_v2(stage + ptokB * kRowBytes + kSlotVScales);
+      if (!((mask >> ptokA) & 1u)) sa = make_uint2(0u, 0u);  // absent: V = 0 exactly
+      if (!((mask >> ptokB) & 1u)) sb = make_uint2(0u, 0u);
+      const std::uint32_t a0 = pw0 ? sa.y : sa.x, b0 = pw0 ? sb.y : sb.x;
+      const std::uint32_t a2 = pw2 ? sa.y : sa.x, b2 = pw2 ? sb.y : sb.x;
+      const std::uint32_t p0 = ue8m0_pair_bf16(a0, b0, psel0), p1 = ue8m0_pair_bf16(a0, b0, psel1),
+                          p2 = ue8m0_pair_bf16(a2, b2, psel2);
+      // every byte < 128: 2^(b - 1) = 2^126 x 2^(b - 127) is exact and <= 2^126 in bf16
+      big = ((p0 | p1 | p2) & 0x40004000u) != 0u;
+      const std::uint32_t f0 = ptx::bf16x2_mul_rn(p0, kBf16x2TwoPow126), f1 = ptx::bf16x2_mul_rn(p1, kBf16x2TwoPow126),
+                          f2 = ptx::bf16x2_mul_rn(p2, kBf16x2TwoPow126);
+      asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage + ptab), "r"(p0), "r"(p1), "r"(f0), "r"(f1) : "memory");
+      asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage + ptab + 16), "r"(p1), "r"(p2), "r"(f1), "r"(f2)
+                   : "memory");
+    }
 
     // ---- online softmax (base 2), P^T to shared memory, acc *= alpha
     float alpha[NC];
@@ -311,8 +345,9 @@ __global__ void __launch_bounds__(kThreads, 3) decode_partitions_kernel(const De
           acc[k][acc_index(1, c)] *= alpha[c];
         }
     }
-    ptx::fence_proxy_async_shared();  // P^T is read by the wgmmas
-    __syncthreads();
+    ptx::fence_proxy_async_shared();  // P^T is read by the wgmmas (and the copy engine refills the table's bytes)
+    // barrier + "some scale byte >= 128": then 2^(b - 1) may overflow bf16 (the slow path below)
+    const bool any_big = __syncthreads_or(big) != 0;
 
     // ---- P.V: 16 bf16 wgmmas (4 k-steps of 16 tokens x 4 groups of 64 dims), A = V^T
     std::uint32_t va[4][4][4];  // [k-step][nibble / wgmma][register]
@@ -331,27 +366,29 @@ __global__ void __launch_bounds__(kThreads, 3) decode_partitions_kernel(const De
       } else {
         ptx::ldmatrix_x4_trans(x, vrow + voff);
       }
-      const std::uint32_t tb = vrow;  // token 16 s + v at tb + v * kRowBytes
-      std::uint32_t w0[4], w1[4];
-      const int vt[4] = {vt0, vt1, vt2, vt3};
+      // scale pairs in A-register order: (row g | g + 8) x (k 2t.. | k 8 + 2t..)
+      const uint4 e0 = ptx::lds_v4(stage + vtab + s * kTabStep);              // tokens (t, 12 + t)
+      const uint4 e1 = ptx::lds_v4(stage + vtab + s * kTabStep + kRowBytes);  // tokens (4 + t, 8 + t)
+      const std::uint32_t xr[4] = {x[0], x[2], x[1], x[3]};
+      if (!any_big) {  // one multiply by 2^(b - 1) takes the raw FP4 x 2^-126 bits to FP4 x 2^(b - 127)
+        const std::uint32_t f[4] = {e0.z, e0.w, e1.z, e1.w};
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        w0[q] = ptx::lds_u32(tb + vt[q] * kRowBytes + vs0);
-        w1[q] = ptx::lds_u32(tb + vt[q] * kRowBytes + vs1);
-        if (!((mask >> (16 * s + vt[q])) & 1u)) w0[q] = w1[q] = 0u;  // absent: V = 0 exactly
+        for (int r = 0; r < 4; ++r) {
+          va[s][0][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<0>(xr[r]), f[r]);
+          va[s][1][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<1>(xr[r]), f[r]);
+          va[s][2][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<2>(xr[r]), f[r]);
+          va[s][3][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<3>(xr[r]), f[r]);
+        }
+      } else {  // 2^126 first (FP4 exactly), then 2^(b - 127)
+        const std::uint32_t p[4] = {e0.x, e0.y, e1.x, e1.y};
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          va[s][0][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<0>(xr[r]), kBf16x2TwoPow126), p[r]);
+          va[s][1][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<1>(xr[r]), kBf16x2TwoPow126), p[r]);
+          va[s][2][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<2>(xr[r]), kBf16x2TwoPow126), p[r]);
+          va[s][3][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<3>(xr[r]), kBf16x2TwoPow126), p[r]);
+        }
       }
-      const std::uint32_t s00 = ue8m0_pair_bf16(w0[0], w0[1], sel0), s01 = ue8m0_pair_bf16(w0[2], w0[3], sel0);
-      const std::uint32_t s10 = ue8m0_pair_bf16(w1[0], w1[1], sel1), s11 = ue8m0_pair_bf16(w1[2], w1[3], sel1);
-#define UQ_SM90_V_NIBBLE(K)                                                                                     \
-  va[s][K][0] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<K>(x[0]), kBf16x2TwoPow126), s00); \
-  va[s][K][1] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<K>(x[2]), kBf16x2TwoPow126), s10); \
-  va[s][K][2] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<K>(x[1]), kBf16x2TwoPow126), s01); \
-  va[s][K][3] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<K>(x[3]), kBf16x2TwoPow126), s11);
-      UQ_SM90_V_NIBBLE(0)
-      UQ_SM90_V_NIBBLE(1)
-      UQ_SM90_V_NIBBLE(2)
-      UQ_SM90_V_NIBBLE(3)
-#undef UQ_SM90_V_NIBBLE
     }
 #pragma unroll
     for (int s = 0; s < 4; ++s)
@@ -433,7 +470,7 @@ __global__ void __launch_bounds__(kThreads, 3) decode_partitions_kernel(const De
       }
       if (a.lse != nullptr && warp == 0 && g == 0)
         a.lse[w.b * a.lse_stride_seq + static_cast<std::int64_t>(hq) * a.lse_stride_head] =
-            bad ? quiet_nan() : (lt > 0.0f ? m[c] * kLn2 + logf(lt) : neg_inf());
+            bad ? quiet_nan() : (lt > 0.0f ? __fadd_rn(__fmul_rn(m[c], kLn2), logf(lt)) : neg_inf());
     } else {
       if (!bad && lt > 0.0f) {
         std::uint16_t* const prow = a.partial_out + (w.row0 + row) * kHeadDim;
@@ -442,7 +479,7 @@ __global__ void __launch_bounds__(kThreads, 3) decode_partitions_kernel(const De
       }
       if (warp == 0 && g == 0) {
         a.partial_l[w.row0 + row] = bad ? quiet_nan() : lt;
-        a.partial_m[w.row0 + row] = bad ? quiet_nan() : (lt > 0.0f ? m[c] * kLn2 : neg_inf());
+        a.partial_m[w.row0 + row] = bad ? quiet_nan() : (lt > 0.0f ? __fmul_rn(m[c], kLn2) : neg_inf());
       }
     }
   }

@@ -19,17 +19,21 @@ namespace decode_detail {
 struct Partition {
   int b, h, p;
   std::int64_t row0;  // first partial row
-  std::int64_t L;     // sequence length, clamped
+  int L;              // sequence length, clamped (token indices fit in 32 bits: seq_lens are int32)
   int n_tiles;        // tiles of this partition with T0 < L
 };
 
+// 32-bit arithmetic throughout (a 64-bit division by a run-time value is a long subroutine).
 __device__ __forceinline__ Partition locate(const DecodeKernelArgs& a, int qg) {
   Partition w;
-  const std::int64_t block = blockIdx.x;
-  w.p = static_cast<int>(block % a.partitions);
-  w.h = static_cast<int>((block / a.partitions) % a.num_kv_heads);
-  w.b = static_cast<int>(block / (static_cast<std::int64_t>(a.partitions) * a.num_kv_heads));
-  w.row0 = block * qg;
+  const unsigned block = blockIdx.x;  // partition-major (decode_args.hpp)
+  const unsigned P = static_cast<unsigned>(a.partitions), hk = static_cast<unsigned>(a.num_kv_heads);
+  const unsigned nbh = static_cast<unsigned>(a.num_seqs) * hk;
+  const unsigned p = block / nbh, bh = block - p * nbh;
+  w.p = static_cast<int>(p);
+  w.b = static_cast<int>(bh / hk);
+  w.h = static_cast<int>(bh - static_cast<unsigned>(w.b) * hk);
+  w.row0 = (static_cast<std::int64_t>(bh) * P + p) * qg;
   std::int64_t L = a.seq_lens[w.b * a.seq_lens_stride];
   const std::int64_t cap = static_cast<std::int64_t>(a.max_blocks_per_seq) * a.block_size;
   const bool counts = threadIdx.x == 0 && w.p == 0 && w.h == 0;  // once per sequence
@@ -40,23 +44,22 @@ __device__ __forceinline__ Partition locate(const DecodeKernelArgs& a, int qg) {
     if (counts) atomicAdd(&a.counters[kCounterLongSeqLens], 1ull);
     L = cap;
   }
-  w.L = L;
-  const std::int64_t total_tg = (L + kTileGroupTokens - 1) / kTileGroupTokens;
+  w.L = static_cast<int>(L);
+  const int total_tg = (w.L + kTileGroupTokens - 1) >> 8;
   w.n_tiles = 0;
   if (w.p < total_tg) {
-    const std::int64_t later = (total_tg - w.p + a.partitions - 1) / a.partitions;
-    const int trip = static_cast<int>(later < a.tgpp ? later : a.tgpp);
-    const std::int64_t last_tg = w.p + static_cast<std::int64_t>(trip - 1) * a.partitions;
-    const std::int64_t rest = L - last_tg * kTileGroupTokens;  // > 0
-    const std::int64_t last_tiles = (rest + kTileTokens - 1) / kTileTokens;
-    w.n_tiles = (trip - 1) * kTilesPerGroup + static_cast<int>(last_tiles < kTilesPerGroup ? last_tiles : kTilesPerGroup);
+    const int later = static_cast<int>(static_cast<unsigned>(total_tg - w.p + a.partitions - 1) / P);
+    const int trip = later < a.tgpp ? later : a.tgpp;
+    const int last_tg = w.p + (trip - 1) * a.partitions;
+    const int rest = w.L - last_tg * kTileGroupTokens;  // > 0
+    const int last_tiles = (rest + kTileTokens - 1) >> 6;
+    w.n_tiles = (trip - 1) * kTilesPerGroup + (last_tiles < kTilesPerGroup ? last_tiles : kTilesPerGroup);
   }
   return w;
 }
 
-__device__ __forceinline__ std::int64_t tile_start(const Partition& w, const DecodeKernelArgs& a, int i) {
-  return (w.p + static_cast<std::int64_t>(i / kTilesPerGroup) * a.partitions) * kTileGroupTokens +
-         (i % kTilesPerGroup) * kTileTokens;
+__device__ __forceinline__ int tile_start(const Partition& w, const DecodeKernelArgs& a, int i) {
+  return (w.p + (i >> 2) * a.partitions) * kTileGroupTokens + (i & 3) * kTileTokens;
 }
 
 // Block-table entries of the tiles' "units" (unit u = sub-block j of tile i, u = i * nbpt + j,
@@ -70,11 +73,11 @@ struct TableCache {
 };
 
 __device__ __forceinline__ int load_unit(const DecodeKernelArgs& a, const Partition& w, int nbpt, int sub, int u) {
-  const int i = u / nbpt, j = u - i * nbpt;
+  const int i = nbpt == 1 ? u : (nbpt == 2 ? u >> 1 : u >> 2), j = u - i * nbpt;  // nbpt: 1, 2 or 4
   if (i >= w.n_tiles) return -1;
-  const std::int64_t t = tile_start(w, a, i) + static_cast<std::int64_t>(j) * sub;
+  const int t = tile_start(w, a, i) + j * sub;
   if (t >= w.L) return -1;
-  return a.block_tables[w.b * a.table_stride_seq + (t / a.block_size) * a.table_stride_block];
+  return a.block_tables[w.b * a.table_stride_seq + static_cast<std::int64_t>(t >> a.block_shift) * a.table_stride_block];
 }
 
 __device__ __forceinline__ void table_init(TableCache& c, const DecodeKernelArgs& a, const Partition& w, int nbpt, int sub,
@@ -100,33 +103,34 @@ __device__ __forceinline__ int table_get(TableCache& c, const DecodeKernelArgs& 
 // by the tile holding the block's first token: every needed block is seen exactly there).
 struct TileInfo {
   std::uint64_t mask;
-  int id;            // lane j < nbpt: physical block of sub-block j (-1: absent or not needed)
-  std::int64_t T0;   // first token
-  int ntok;          // tokens below L (1..64)
+  int id;    // lane j < nbpt: physical block of sub-block j (-1: absent or not needed)
+  int T0;    // first token
+  int ntok;  // tokens below L (1..64)
 };
 
 __device__ __forceinline__ TileInfo tile_info(TableCache& c, const DecodeKernelArgs& a, const Partition& w, int nbpt, int sub,
                                               int i, int lane) {
   TileInfo ti;
   ti.T0 = tile_start(w, a, i);
-  const std::int64_t left = w.L - ti.T0;
-  ti.ntok = left < kTileTokens ? static_cast<int>(left) : kTileTokens;
+  const int left = w.L - ti.T0;
+  ti.ntok = left < kTileTokens ? left : kTileTokens;
   int id = -1;
   for (int j = 0; j < nbpt; ++j) {
     const int e = table_get(c, a, w, nbpt, sub, i * nbpt + j, lane);
     if (lane == j) id = e;
   }
   // lane j < nbpt: validity of sub-block j (needed: its first token < L)
-  const bool needed = lane < nbpt && static_cast<std::int64_t>(lane) * sub < ti.ntok;
+  const bool needed = lane < nbpt && lane * sub < ti.ntok;
   const bool good = needed && id >= 0 && static_cast<std::int64_t>(id) < a.num_blocks;
   if (needed && !good) {
-    if (w.h == 0 && (ti.T0 + static_cast<std::int64_t>(lane) * sub) % a.block_size == 0)
+    if (w.h == 0 && ((ti.T0 + lane * sub) & (a.block_size - 1)) == 0)
       atomicAdd(&a.counters[kCounterBadBlockIds], 1ull);
   }
   ti.id = good ? id : -1;
   const unsigned good_bits = __ballot_sync(0xffffffffu, good);  // bit j: sub-block j present
   // token k present: k < ntok and its sub-block k / sub present
-  auto present = [&](int k) { return k < ti.ntok && ((good_bits >> (k / sub)) & 1u); };
+  const int sub_shift = sub == 64 ? 6 : a.block_shift;  // sub = min(block_size, 64)
+  auto present = [&](int k) { return k < ti.ntok && ((good_bits >> (k >> sub_shift)) & 1u); };
   const unsigned lo = __ballot_sync(0xffffffffu, present(lane));
   const unsigned hi = __ballot_sync(0xffffffffu, present(lane + 32));
   ti.mask = static_cast<std::uint64_t>(lo) | (static_cast<std::uint64_t>(hi) << 32);
@@ -134,9 +138,8 @@ __device__ __forceinline__ TileInfo tile_info(TableCache& c, const DecodeKernelA
 }
 
 // Slot of token T (in physical block id) for KV head h.
-__device__ __forceinline__ const std::uint8_t* slot_address(const DecodeKernelArgs& a, const Partition& w, int id,
-                                                            std::int64_t T) {
-  return a.cache + id * a.block_stride + (T % a.block_size) * a.pos_stride + static_cast<std::int64_t>(w.h) * a.slot_bytes;
+__device__ __forceinline__ const std::uint8_t* slot_address(const DecodeKernelArgs& a, const Partition& w, int id, int T) {
+  return a.cache + id * a.block_stride + (T & (a.block_size - 1)) * a.pos_stride + static_cast<std::int64_t>(w.h) * a.slot_bytes;
 }
 
 // Warp 0, copy-engine path: publishes tile i's mask in meta[stage], announces its bytes on the
@@ -160,7 +163,7 @@ __device__ __forceinline__ void issue_tile(TableCache& c, const DecodeKernelArgs
     }
   } else {
     for (int k = lane; k < kTileTokens; k += 32) {
-      const int id = __shfl_sync(0xffffffffu, ti.id, k / sub);
+      const int id = __shfl_sync(0xffffffffu, ti.id, k >> (sub == 64 ? 6 : a.block_shift));
       if ((ti.mask >> k) & 1u)
         ptx::bulk_copy_g2s(stage_addr + k * kRowBytes, slot_address(a, w, id, ti.T0 + k), kRowBytes, bar, policy);
     }
@@ -171,7 +174,7 @@ __device__ __forceinline__ void issue_tile(TableCache& c, const DecodeKernelArgs
 // them (meta[stage], ids[4]); after a barrier the whole CTA copies the present rows with 4-byte
 // (kWordLoads) or 1-byte loads; the caller then synchronises again.
 __device__ __forceinline__ void publish_tile_sync(TableCache& c, const DecodeKernelArgs& a, const Partition& w, int nbpt,
-                                                  int sub, int i, std::uint64_t* meta, std::int64_t* t0, int* ids,
+                                                  int sub, int i, std::uint64_t* meta, int* t0, int* ids,
                                                   int lane) {
   const TileInfo ti = tile_info(c, a, w, nbpt, sub, i, lane);
   if (lane == 0) {
@@ -182,7 +185,7 @@ __device__ __forceinline__ void publish_tile_sync(TableCache& c, const DecodeKer
 }
 
 __device__ __forceinline__ void copy_tile_sync(const DecodeKernelArgs& a, const Partition& w, int sub, std::uint64_t mask,
-                                               std::int64_t T0, const int* ids, unsigned char* stage) {
+                                               int T0, const int* ids, unsigned char* stage) {
   if (a.flags & kWordLoads) {
     for (int f = threadIdx.x; f < kTileTokens * (kRowBytes / 4); f += kThreads) {
       const int k = f / (kRowBytes / 4), e = f - k * (kRowBytes / 4);

@@ -35,16 +35,18 @@ __device__ __forceinline__ bool load_query_row(const DecodeKernelArgs& a, int b,
   return __any_sync(0xffffffffu, bad);
 }
 
-// Warp w stages rows w, w + 4, ... of the N padded query rows; rows >= QG and non-finite rows
+// Warps first..3 stage the N padded query rows in turn (warp w: rows w - first, w - first +
+// 4 - first, ...; warp 0 may be busy issuing the first copies); rows >= QG and non-finite rows
 // are staged as zeros (a non-finite row's results are replaced by NaN at the end; zeros keep
 // its wgmma column harmless). qbad[r] = 1 for a non-finite row r < QG.
 // The WHT: lane l holds dims 8l..8l+7, stages 0-2 run inside a lane and stages 3-7 pair lanes l
 // and l ^ 2^(s-3): the same fp32 operations in the same order as the spec's butterflies.
 template <int QG>
 __device__ __forceinline__ void stage_query(const DecodeKernelArgs& a, int b, int h, unsigned char* qs, unsigned char* qbad,
-                                            int warp, int lane) {
+                                            int first, int warp, int lane) {
   constexpr int N = q_rows(QG);
-  for (int r = warp; r < N; r += 4) {
+  if (warp < first) return;
+  for (int r = warp - first; r < N; r += 4 - first) {
     std::uint32_t even = 0u, odd = 0u;
     if (r < QG) {
       std::uint32_t raw[8];

@@ -60,12 +60,15 @@ inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l)
   a.pos_stride = pos_stride;
   a.slot_bytes = l.slot_bytes;
   a.block_size = l.block_size;
+  a.block_shift = 0;
+  while ((1 << a.block_shift) < l.block_size) ++a.block_shift;
   a.block_tables = l.block_tables;
   a.table_stride_seq = l.table_stride_seq;
   a.table_stride_block = l.table_stride_block;
   a.seq_lens = l.seq_lens;
   a.seq_lens_stride = l.seq_lens_stride;
   a.max_blocks_per_seq = l.max_blocks_per_seq;
+  a.num_seqs = l.num_seqs;
   a.num_kv_heads = l.num_kv_heads;
   a.partitions = l.partitions;
   a.tgpp = l.tgpp;

@@ -147,15 +147,15 @@ __global__ void __launch_bounds__(kReduceThreads) decode_reduce_kernel(const Red
   if (threadIdx.x < kReduceChunk) {
     float s = 0.0f;
     for (int wv = 0; wv < kReduceThreads / 32; ++wv) s += part[wv][threadIdx.x];
-    float y = total > 0.0f ? s / total : 0.0f;
-    if (any_nan) y = __uint_as_float(0x7fc00000u);
+    const float y = total > 0.0f ? s / total : 0.0f;
     const int d = chunk * kReduceChunk + threadIdx.x;
     std::uint16_t bits;
     asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(bits) : "f"(y));
+    if (any_nan) bits = 0x7FC0u;  // the partition kernel's NaN (P = 1 gives the same bits)
     a.out[b * a.out_stride_seq + hq * a.out_stride_head + d * a.out_stride_dim] = bits;
     if (a.lse != nullptr && chunk == 0 && threadIdx.x == 0)
       a.lse[b * a.lse_stride_seq + hq * a.lse_stride_head] =
-          any_nan ? __uint_as_float(0x7fc00000u) : (total > 0.0f ? M + logf(total) : neg_inf());
+          any_nan ? __uint_as_float(0x7fc00000u) : (total > 0.0f ? __fadd_rn(M, logf(total)) : neg_inf());
   }
 }
 

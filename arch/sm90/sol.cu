@@ -1,7 +1,8 @@
 // The decode speed-of-light kernel (launch_sol.hpp). Block (b, h, chunk) reads tokens
-// [512 chunk, 512 chunk + 512) of sequence b below its length, KV head h: the chunk's table
-// entries once into shared memory, then 17 pieces of 16 bytes per token, consecutive threads on
-// consecutive pieces, 8 independent loads in flight per thread before any is used.
+// [512 chunk, 512 chunk + 512) of sequence b below its length, KV head h: each token's slot
+// address once into shared memory (the table entry of its block), then 17 pieces of 16 bytes per
+// token, consecutive threads on consecutive pieces, 8 independent loads in flight per thread
+// before any is used. 32-bit index arithmetic (no 64-bit division).
 #include "sm90/launch_sol.hpp"
 #include "uq/error.hpp"
 
@@ -21,7 +22,7 @@ constexpr int kInFlight = 8;
 struct SolArgs {
   const std::uint8_t* cache;
   std::int64_t num_blocks, block_stride, pos_stride;
-  int slot_bytes, block_size, num_kv_heads, max_blocks_per_seq, chunks;
+  int slot_bytes, block_size, block_shift, num_kv_heads, max_blocks_per_seq, chunks;
   const std::int32_t* tables;
   std::int64_t table_stride_seq, table_stride_block;
   const std::int32_t* lens;
@@ -30,37 +31,38 @@ struct SolArgs {
 };
 
 __global__ void __launch_bounds__(kSolThreads) decode_sol_kernel(const SolArgs a) {
-  __shared__ std::int32_t ids[kSolTokens];  // block id of each token's block (block sizes >= 1)
-  const int chunk = static_cast<int>(blockIdx.x % a.chunks);
-  const int h = static_cast<int>((blockIdx.x / a.chunks) % a.num_kv_heads);
-  const std::int64_t b = blockIdx.x / (static_cast<std::int64_t>(a.chunks) * a.num_kv_heads);
+  __shared__ const uint4* rows[kSolTokens];  // each token's slot (nullptr: absent block)
+  const unsigned chunk = blockIdx.x % static_cast<unsigned>(a.chunks);
+  const unsigned bh = blockIdx.x / static_cast<unsigned>(a.chunks);
+  const int h = static_cast<int>(bh % static_cast<unsigned>(a.num_kv_heads));
+  const std::int64_t b = bh / static_cast<unsigned>(a.num_kv_heads);
   std::int64_t L = a.lens[b * a.lens_stride];
   const std::int64_t cap = static_cast<std::int64_t>(a.max_blocks_per_seq) * a.block_size;
   L = L < 0 ? 0 : (L > cap ? cap : L);
-  const std::int64_t t0 = static_cast<std::int64_t>(chunk) * kSolTokens;
+  const int t0 = static_cast<int>(chunk) * kSolTokens;
   if (t0 >= L) return;
   const int n = static_cast<int>(L - t0 < kSolTokens ? L - t0 : kSolTokens);
-  const int first_block = static_cast<int>(t0 / a.block_size);
-  const int nblk = static_cast<int>((t0 + n - 1) / a.block_size) - first_block + 1;
-  for (int j = threadIdx.x; j < nblk; j += kSolThreads)
-    ids[j] = a.tables[b * a.table_stride_seq + static_cast<std::int64_t>(first_block + j) * a.table_stride_block];
+  for (int k = threadIdx.x; k < n; k += kSolThreads) {
+    const int T = t0 + k;
+    const std::int32_t id = a.tables[b * a.table_stride_seq + static_cast<std::int64_t>(T >> a.block_shift) * a.table_stride_block];
+    rows[k] = id >= 0 && id < a.num_blocks
+                  ? reinterpret_cast<const uint4*>(a.cache + id * a.block_stride + (T & (a.block_size - 1)) * a.pos_stride +
+                                                   static_cast<std::int64_t>(h) * a.slot_bytes)
+                  : nullptr;
+  }
   __syncthreads();
   unsigned acc = 0;
-  const int total = n * kPieces;
-  for (int f0 = threadIdx.x; f0 < total; f0 += kInFlight * kSolThreads) {
+  const unsigned total = static_cast<unsigned>(n) * kPieces;
+  for (unsigned f0 = threadIdx.x; f0 < total; f0 += kInFlight * kSolThreads) {
     uint4 v[kInFlight];
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
-      const int f = f0 + u * kSolThreads;
+      const unsigned f = f0 + u * kSolThreads;
       v[u] = make_uint4(0u, 0u, 0u, 0u);
       if (f < total) {
-        const int k = f / kPieces, piece = f - k * kPieces;
-        const std::int64_t T = t0 + k;
-        const std::int32_t id = ids[static_cast<int>(T / a.block_size) - first_block];
-        if (id >= 0 && id < a.num_blocks)
-          v[u] = __ldcs(reinterpret_cast<const uint4*>(a.cache + id * a.block_stride + (T % a.block_size) * a.pos_stride +
-                                                       static_cast<std::int64_t>(h) * a.slot_bytes) +
-                        piece);
+        const unsigned k = f / kPieces, piece = f - k * kPieces;  // constant divisor: a multiply
+        const uint4* row = rows[k];
+        if (row != nullptr) v[u] = __ldcs(row + piece);
       }
     }
 #pragma unroll
@@ -86,6 +88,8 @@ void launch_decode_sol(const uq::impl::DecodePartitionsLaunch& l, unsigned* sink
   a.pos_stride = pos_stride;
   a.slot_bytes = l.slot_bytes;
   a.block_size = l.block_size;
+  a.block_shift = 0;
+  while ((1 << a.block_shift) < l.block_size) ++a.block_shift;
   a.num_kv_heads = l.num_kv_heads;
   a.max_blocks_per_seq = l.max_blocks_per_seq;
   const std::int64_t window = static_cast<std::int64_t>(l.max_blocks_per_seq) * l.block_size;

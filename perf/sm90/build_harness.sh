@@ -31,3 +31,15 @@ done
   -o "$OUT/decode_harness"
 grep -h "Used\|spill\|C75" "$OUT"/new_*.log || true
 echo "built $OUT/decode_harness"
+# EXTRA_VARIANT="-DNAME=VALUE ..." builds a second harness with the new decode compiled so
+# (decode_harness_x), for A/B measurements in one device call.
+if [ -n "${EXTRA_VARIANT:-}" ]; then
+  # shellcheck disable=SC2086
+  "$NVCC" "${FLAGS[@]}" $EXTRA_VARIANT -I"$ROOT/arch" -I"$ROOT/src" -c "$ROOT/arch/sm90/decode.cu" -o "$OUT/x_decode.o" 2> "$OUT/x_decode.log"
+  xobjs=()
+  for o in "${objs[@]}"; do [ "$o" = "$OUT/new_decode.o" ] && xobjs+=("$OUT/x_decode.o") || xobjs+=("$o"); done
+  "$NVCC" "${FLAGS[@]}" -I"$ROOT/arch" -I"$ROOT/src" -I"$ROOT/tests/reference" "$ROOT/perf/sm90/decode_harness.cu" "${xobjs[@]}" \
+    -o "$OUT/decode_harness_x"
+  grep -h "Used\|spill\|C75" "$OUT"/x_decode.log || true
+  echo "built $OUT/decode_harness_x ($EXTRA_VARIANT)"
+fi

@@ -6,7 +6,8 @@
 //
 //   decode_harness check        correctness matrix against the float64 reference (tests/reference)
 //   decode_harness small        one small case of each kind (for compute-sanitizer)
-//   decode_harness bench [N]    the timing table (N: back-to-back calls per measurement, default 20)
+//   decode_harness bench [N [I,J,..]]  the timing table (N: back-to-back calls per measurement,
+//                               default 20; I, J: indices of the shapes to run, default all)
 //
 // Times: "single" = one call between two events (median of 9, cold inputs); "b2b" = mean of N
 // calls back to back on rotating input copies; "graph" = the same N calls captured in one CUDA
@@ -893,7 +894,15 @@ int main(int argc, char** argv) {
       std::vector<Shape> shapes = {{4, 75000, 6, 1, 64},  {1, 131072, 6, 1, 64}, {16, 131072, 6, 1, 64}, {64, 131072, 6, 1, 64},
                                    {4, 65536, 8, 1, 64},  {4, 65536, 16, 1, 64}, {4, 75000, 6, 1, 16},   {4, 75000, 6, 1, 256},
                                    {4, 75000, 6, 4, 64},  {1, 4096, 6, 1, 64},   {64, 4096, 6, 1, 64},   {16, 16384, 6, 1, 64}};
-      if (mode == "ncu") shapes = {{4, 75000, 6, 1, 64}, {64, 131072, 6, 1, 64}};
+      if (argc > 3) {  // a comma-separated list of shape indices
+        std::vector<Shape> pick;
+        for (const char* c = argv[3]; *c;) {
+          pick.push_back(shapes.at(std::strtol(c, nullptr, 10)));
+          while (*c && *c != ',') ++c;
+          if (*c) ++c;
+        }
+        shapes = pick;
+      }
       bench(reps, shapes);
       return 0;
     }
