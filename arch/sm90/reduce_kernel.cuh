@@ -99,8 +99,14 @@ __global__ void __launch_bounds__(kReduceThreads) decode_reduce_kernel(const Red
       nan = nan || lp != lp;
       if (lp > 0.0f) mx = fmaxf(mx, a.partial_m[first + static_cast<std::int64_t>(p) * a.qg]);
     }
-  const float M = block_reduce<true>(mx, scratch);
-  const bool any_nan = block_reduce<true>(nan ? 1.0f : 0.0f, scratch) > 0.0f;
+  // M over the block; the barrier that publishes the warps' maxima also ORs the NaN flags
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = mx;
+  const bool any_nan = __syncthreads_or(nan) != 0;
+  float M = scratch[0];
+  for (int i = 1; i < kReduceThreads / 32; ++i) M = fmaxf(M, scratch[i]);
+  __syncthreads();  // scratch is reused below
 
   float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
   float wsum = 0.0f;
