@@ -163,8 +163,7 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
   const std::uint32_t voff = vtok * kRowBytes + 128 + 16 * vpiece;
   const std::uint32_t voff1 = vtok * kRowBytes + 128 + 16 * 1;  // warp 0's chunk 1 (x2)
   const int d0 = (64 * warp - 16 + 4 * g) & 255, d1 = 64 * warp + 16 + 4 * g;
-  const int G0 = d0 >> 5, G1 = d1 >> 5;
-  (void)G1;  // = (G0 + 1) mod 8: d1 = d0 + 32
+  const int G0 = d0 >> 5;  // row g's scale group; row g + 8's is G0 + 1 (mod 8): d1 = d0 + 32 (mod 256)
   // The V scale multipliers of a tile: after the QK every warp is done with the stage's K
   // codes, so that space (bytes 0..127 of rows 0..31) holds a table of bf16x2 scale pairs,
   // entry (k-step s, t, token pair j, group G) = {2^(b - 127) of G and G + 1 (mod 8), 2^(b - 1)
