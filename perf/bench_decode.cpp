@@ -7,6 +7,7 @@
 //
 // Host builds run a reduced sweep (a Serial decode of 64 x 128k tokens takes minutes);
 // --uq_full forces the device sweep.
+#include "bench_decode_sol.hpp"
 #include "bench_support.hpp"
 #include "uq/uq.hpp"
 
@@ -114,6 +115,10 @@ void bench_decode(benchmark::State& state, DecodeShapeArgs s, Stage stage, uq::B
   uqbench::set_bandwidth_counters(state, bytes, total);
   state.counters["partitions"] = plan.partitions();
   state.counters["cold_copies"] = copies;
+  if (stage == Stage::Both)  // SOL and back-to-back times (bench_decode_sol.hpp)
+    uqbench::set_sol_counters<decltype(inputs[0].cache), decltype(inputs[0].tables), decltype(inputs[0].lens)>(
+        state, exec, copies, [&](int i) { run(inputs[i]); }, [&](int i) { return inputs[i].cache; },
+        [&](int i) { return inputs[i].tables; }, [&](int i) { return inputs[i].lens; }, s.qg);
   state.SetLabel(std::string(uq::path_name(plan.path())) + " on " + plan.device().name);
   if (!plan.status().ok()) state.SkipWithError(("device status: " + plan.status().describe()).c_str());
 }
@@ -162,6 +167,10 @@ void register_all(bool full) {
   for (int qg : {8, 16}) shapes.push_back({4, host ? 16384 : 65536, qg, 1, 64});
   shapes.push_back({4, 75000, 6, 1, 64});  // the headline shape (Qwen3.6-27B layer, one rank)
   if (!host) shapes.push_back({1, 131072, 6, 1, 64});
+  if (!host)  // block sizes and KV heads around the headline (issue 15)
+    for (const DecodeShapeArgs x : {DecodeShapeArgs{4, 75000, 6, 1, 16}, DecodeShapeArgs{4, 75000, 6, 1, 256},
+                                    DecodeShapeArgs{4, 75000, 6, 4, 64}, DecodeShapeArgs{4, 75000, 16, 1, 64}})
+      shapes.push_back(x);
   for (const auto& s : shapes) {
     reg("decode/" + s.name(), [=](benchmark::State& st) { bench_decode(st, s, Stage::Both, uq::Backend::Auto); });
     if (uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_paths()) != uq::Path::Generic)

@@ -1,8 +1,8 @@
 // The host side of the Hopper (sm90) decode launchers, in every build: the checks of a launch
 // description (each failure a uq::Error naming the argument, the expectation and the value),
-// the kernel arguments derived from it (softmax scale folded with the K operand's 2^-14, the
-// copy-kernel choice from the cache's alignment, the 1-block stride rule), the grid sizes and
-// the shared-memory budgets. Plain C++: arch/sm90/launch_checks.hpp needs no GPU, so CI runs
+// the kernel arguments derived from it (softmax scale folded with the K operand's 2^-6 and
+// log2(e), the copy-engine or synchronous loads from the cache's alignment, the 1-block stride
+// rule, P = 1 writing out directly), the grid sizes and the shared-memory budgets. Plain C++: arch/sm90/launch_checks.hpp needs no GPU, so CI runs
 // this although it never runs the kernels.
 #include "sm90/launch_checks.hpp"
 #include "support/test_util.hpp"
@@ -59,26 +59,51 @@ DecodeReduceLaunch valid_reduce() {
 TEST(Sm90LaunchChecks, ValidDescriptionGivesTheKernelArguments) {
   DecodePartitionsLaunch l = valid_partitions();
   DecodeKernelArgs a = make_decode_kernel_args(l);
-  EXPECT_EQ(a.score_scale, 0.0625f * 16384.0f);  // exact: a power of two
+  // one rounding of scale x 2^6 x log2(e) (the K operand holds FP4 x 2^-6; the softmax is base 2)
+  EXPECT_EQ(a.score_scale, static_cast<float>(0.0625 * 64.0 * 1.4426950408889634));
   EXPECT_EQ(a.pos_stride, 2 * 272);
   EXPECT_EQ(a.block_stride, 64 * 2 * 272);
-  EXPECT_EQ(a.flags, kAsyncLoads | kWordLoads);  // 16-byte aligned base, slot and strides
+  EXPECT_EQ(a.block_shift, 6);
+  // 16-byte aligned base, slot and strides: copy-engine loads; q rows dense and aligned; two KV
+  // heads, so a block's rows of one head are not contiguous (no kDenseRows); P = 4: partials
+  EXPECT_EQ(a.flags, kBulkLoads | kWordLoads | kQVector);
   EXPECT_EQ(decode_partitions_blocks(l), 3 * 2 * 4);
 
   l.q_rotated = true;
-  EXPECT_EQ(make_decode_kernel_args(l).flags, kQRotated | kAsyncLoads | kWordLoads);
+  EXPECT_EQ(make_decode_kernel_args(l).flags, kQRotated | kBulkLoads | kWordLoads | kQVector);
   l.q_rotated = false;
+  l.num_kv_heads = 1;
+  l.block_stride = 64 * 272;
+  EXPECT_EQ(make_decode_kernel_args(l).flags, kBulkLoads | kWordLoads | kDenseRows | kQVector);
+  l = valid_partitions();
+  l.q_stride_head = 260;  // q rows not 16-byte aligned: element loads
+  EXPECT_EQ(make_decode_kernel_args(l).flags, kBulkLoads | kWordLoads);
 
-  // 4-byte aligned slots (padded to 276 bytes): the 4-byte copy kernel, not cp.async
+  // 4-byte aligned slots (padded to 276 bytes): synchronous 4-byte loads, not the copy engine
+  l = valid_partitions();
   l.slot_bytes = 276;
   l.block_stride = 64 * 2 * 276;
-  EXPECT_EQ(make_decode_kernel_args(l).flags, kWordLoads);
+  EXPECT_EQ(make_decode_kernel_args(l).flags, kWordLoads | kQVector);
   // an offset view of the cache: byte copies
   l = valid_partitions();
   l.cache = fake_address(0x10001);
-  EXPECT_EQ(make_decode_kernel_args(l).flags, 0u);
+  EXPECT_EQ(make_decode_kernel_args(l).flags, kQVector);
   l.cache = fake_address(0x10004);
-  EXPECT_EQ(make_decode_kernel_args(l).flags, kWordLoads);
+  EXPECT_EQ(make_decode_kernel_args(l).flags, kWordLoads | kQVector);
+
+  // P = 1 with out: the partition kernel writes out (8-byte stores when rows are dense and
+  // aligned) and lse; without out it writes partials for a reducer, as for P > 1
+  l = valid_partitions();
+  l.partitions = 1;
+  l.tgpp = 4;
+  EXPECT_EQ(make_decode_kernel_args(l).flags & kWriteOut, 0u);
+  l.out = reinterpret_cast<std::uint16_t*>(static_cast<std::uintptr_t>(0x30000));
+  l.out_stride_seq = 16 * 256;
+  l.out_stride_head = 256;
+  EXPECT_EQ(make_decode_kernel_args(l).flags & (kWriteOut | kOutVector), kWriteOut | kOutVector);
+  l.out_stride_dim = 2;
+  EXPECT_EQ(make_decode_kernel_args(l).flags & (kWriteOut | kOutVector), kWriteOut);
+  EXPECT_EQ(make_decode_kernel_args(l).lse, nullptr);
 
   // With at most one block the stride is never used for addressing: the kernel gets the dense
   // block size (a stride of 0 from a 1-block view must not defeat the alignment choice).
@@ -87,7 +112,7 @@ TEST(Sm90LaunchChecks, ValidDescriptionGivesTheKernelArguments) {
   l.block_stride = 0;
   a = make_decode_kernel_args(l);
   EXPECT_EQ(a.block_stride, 64 * 2 * 272);
-  EXPECT_EQ(a.flags, kAsyncLoads | kWordLoads);
+  EXPECT_EQ(a.flags, kBulkLoads | kWordLoads | kQVector);
 
   // no sequences: nothing to launch, still valid
   l = valid_partitions();
@@ -153,12 +178,17 @@ TEST(Sm90LaunchChecks, ReducerArgumentsAndBadOnes) {
              {fn, "'partial_out'", "16-byte aligned", "address % 16 = 8"});
 }
 
-// The plan allows up to 4096 partitions (uq::kMaxPartitions) and the kernels must launch
-// without opting in to more than the default 48 KB of shared memory per block.
-TEST(Sm90LaunchChecks, SharedMemoryFitsTheDefaultBudget) {
-  for (int qg : {6, 8, 16}) EXPECT_LE(decode_smem_bytes(qg), 48 * 1024) << "qg " << qg;
+// The partition kernel opts in to more than 48 KB of shared memory (its ring of whole tiles):
+// the layout must fit one block (227 KB) and the CTAs per SM its launch bounds assume (228 KB
+// per SM, 1 KB reserved per block). The reducer uses a fixed 1 KB whatever the partition count.
+TEST(Sm90LaunchChecks, SharedMemoryFitsTheOccupancyTheKernelsAssume) {
+  for (int qg : {6, 8, 16}) {
+    EXPECT_LE(decode_smem_bytes(qg), 227 * 1024) << "qg " << qg;
+    EXPECT_LE(decode_ctas_per_sm(qg) * (decode_smem_bytes(qg) + 1024), 228 * 1024) << "qg " << qg;
+    const DecodeSmem m = decode_smem_layout(qg);
+    for (int off : {m.ring, m.q, m.p, m.red, m.redl, m.meta, m.bars}) EXPECT_EQ(off % 16, 0) << "qg " << qg;
+  }
   EXPECT_LT(decode_smem_bytes(6), decode_smem_bytes(16));  // Q rows padded to 8 vs 16
-  EXPECT_LE(reduce_smem_bytes(4096), 48 * 1024);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Launcher of the sm90 decode partition kernel (launch_decode.hpp): checks, picks the kernel
-// instance for QG, launches on the caller's stream. Compiled by nvcc for sm_90 into uq_sm90.
+// instance for QG, launches on the caller's stream. Compiled by nvcc for sm_90a into uq_sm90.
 #include "sm90/decode_kernel.cuh"
 #include "sm90/launch_checks.hpp"
 #include "sm90/launch_decode.hpp"
@@ -9,14 +9,20 @@
 namespace uq::sm90 {
 namespace {
 
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw uq::Error("uq::sm90::launch_decode_partitions", what, "cudaSuccess (an sm_90 device)",
+                    std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e));
+}
+
 template <int QG>
 void launch(const DecodeKernelArgs& a, std::int64_t blocks, cudaStream_t stream) {
   constexpr int smem = decode_smem_bytes(QG);
-  static_assert(smem <= 48 * 1024, "the partition kernel needs no opt-in shared memory");
-  if (a.flags & kAsyncLoads)
-    decode_partitions_kernel<QG, true><<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(a);
-  else  // a cache whose slots are not 16-byte aligned (padded slots, offset views): plain loads
-    decode_partitions_kernel<QG, false><<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(a);
+  // The ring needs more than the default 48 KB: opt in once per instance (thread-safe static).
+  static const cudaError_t opted =
+      cudaFuncSetAttribute(decode_partitions_kernel<QG>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  check(opted, "cudaFuncSetAttribute(max dynamic shared memory)");
+  decode_partitions_kernel<QG><<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(a);
 }
 
 }  // namespace
@@ -31,10 +37,7 @@ void launch_decode_partitions(const DecodePartitionsLaunch& l) {
     case 8: launch<8>(a, blocks, stream); break;
     default: launch<16>(a, blocks, stream); break;  // qg checked: 16
   }
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw uq::Error("uq::sm90::launch_decode_partitions", "kernel launch", "cudaSuccess (an sm_90 device)",
-                    std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e));
+  check(cudaGetLastError(), "kernel launch");
 }
 
 }  // namespace uq::sm90

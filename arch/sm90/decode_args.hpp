@@ -1,6 +1,6 @@
 // What the sm90 UltraQuant decode kernels receive, and the constants of their shared-memory
-// layouts. The host fills these structs from a launch description (decode.cu, reduce.cu);
-// the kernels only read them.
+// layouts. The host fills these structs from a launch description (launch_checks.hpp); the
+// kernels only read them.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +16,7 @@ namespace uq::sm90 {
 
 // ---------------------------------------------------------------- problem constants
 constexpr int kHeadDim = 256;
-constexpr int kTileTokens = 16;        // tokens per MMA tile (the softmax step)
-constexpr int kTileGroupTokens = 256;  // tokens per tile-group
-constexpr int kTilesPerGroup = kTileGroupTokens / kTileTokens;
+constexpr int kTileGroupTokens = 256;  // tokens per tile-group (spec ultraquant.md §5)
 
 // Slot bytes of one (token, KV head) (spec ultraquant.md §2).
 constexpr int kSlotKCodes = 0;
@@ -27,53 +25,85 @@ constexpr int kSlotVCodes = 136;
 constexpr int kSlotVScales = 264;
 constexpr int kSlotContent = 272;
 
-// Indices of the status counters (uq::Counter in src/uq/error.hpp; decode.cu static_asserts
-// that they agree).
+// Indices of the status counters (uq::Counter in src/uq/error.hpp; launch_checks.hpp
+// static_asserts that they agree).
 constexpr int kCounterBadBlockIds = 0;
 constexpr int kCounterNegativeSeqLens = 1;
 constexpr int kCounterLongSeqLens = 2;
+constexpr int kCounterNonfiniteInputs = 4;
 
 // ---------------------------------------------------------------- partition kernel layout
-constexpr int kWarps = 4;  // warps per block; warp w takes tiles w, w + 4, ... of the partition
-constexpr int kThreads = 32 * kWarps;
+// One warpgroup (4 warps) per CTA: the wgmma M dimension is the 64 tokens of a tile.
+constexpr int kThreads = 128;
+constexpr int kTileTokens = 64;                            // tokens per tile (the softmax step)
+constexpr int kTilesPerGroup = kTileGroupTokens / kTileTokens;  // 4
 
-// A token's row in a shared-memory tile: the slot's 272 bytes reordered so that the V codes
-// start 16-byte aligned (ldmatrix rows) and the two scale words sit together. 272 = 17 x 16,
-// so every row, and every 16-byte group of codes in it, is 16-byte aligned; 68 words per row
-// puts the 8 rows an ldmatrix phase reads in 8 different 4-bank groups.
-constexpr int kRowKCodes = 0;     // 128 bytes: K codes, group g at 16 g
-constexpr int kRowVCodes = 128;   // 128 bytes: V codes, group g at 128 + 16 g
-constexpr int kRowKScales = 256;  // 8 bytes
-constexpr int kRowVScales = 264;  // 8 bytes
-constexpr int kRowBytes = 272;
-constexpr int kTileBytes = kTileTokens * kRowBytes;  // 4352
+// A stage of the shared-memory ring holds one tile: 64 slots of 272 bytes, exactly as in the
+// cache (the copy engine copies whole rows). 272 = 17 x 16, so every row and every 16-byte
+// piece of it is 16-byte aligned, and 8 consecutive rows fall on 8 different 4-bank groups.
+constexpr int kRowBytes = kSlotContent;
+constexpr int kStageBytes = kTileTokens * kRowBytes;  // 17408
 
-// Tiles in flight per warp (a cp.async pipeline: the next tile loads while one is computed).
-constexpr int kStages = 2;
-constexpr int kTileRegionBytes = kWarps * kStages * kTileBytes;  // 34816
-
-// Q as the QK MMA's A operand: per query row (QG rows, zero-padded to 8 or 16), per scale
-// group g and lane quad t, 16 bytes of fp16 holding q8 of dims 32g + 8t + {0, 2, 4, 6, 1, 3,
-// 5, 7} (the order in which a lane's K word is split into MMA k-slots). Rows are padded by
-// 64 bytes so that two rows read in one LDS.128 phase use different banks.
-constexpr int kQRowBytes = kHeadDim * 2 + 64;  // 576
+// N of the wgmmas: the query rows of a KV head, padded to 8 or 16.
 UQ_SM90_HOST_DEVICE constexpr int q_rows(int qg) { return qg <= 8 ? 8 : 16; }
 
-// Epilogue: per-warp m and l of every row, then the two fp32 sums of the warps' outputs
-// (warps 0 + 2 and 1 + 3), rows padded to 260 floats, placed over the tile region.
-constexpr int kMergeRowFloats = kHeadDim + 4;
-constexpr int kStatsBytes = (2 * kWarps * 16 + 3 * 16) * 4;  // m[4][16], l[4][16]; per row M, l, 1/l
+// Stages of the ring and CTAs per SM: 4 stages (3 tiles in flight while one is computed) and 3
+// CTAs (12 warps, 168 registers per thread) per SM, which fit the 228 KB of shared memory. (For
+// N = 8, 3 stages and 4 CTAs of 128 registers also fit; measured slower at the headline shape,
+// 55.6 vs 47.0 us, with small spills: UQ_SM90_N8_CTAS=4 builds it for experiments.)
+#ifndef UQ_SM90_N8_CTAS
+#define UQ_SM90_N8_CTAS 3
+#endif
+UQ_SM90_HOST_DEVICE constexpr int decode_stages(int qg) { return qg <= 8 && UQ_SM90_N8_CTAS == 4 ? 3 : 4; }
+UQ_SM90_HOST_DEVICE constexpr int decode_ctas_per_sm(int qg) { return qg <= 8 ? UQ_SM90_N8_CTAS : 3; }
 
-UQ_SM90_HOST_DEVICE constexpr int decode_smem_bytes(int qg) { return kTileRegionBytes + q_rows(qg) * kQRowBytes + kStatsBytes; }
-static_assert(2 * 16 * kMergeRowFloats * 4 <= kTileRegionBytes, "the merge buffers fit over the tiles");
+// Shared memory of the partition kernel, in this order (every offset a multiple of 16):
+//  ring     decode_stages(qg) x kStageBytes
+//  q        N x 256 bytes: q8 as the QK wgmmas' B operand, K-major core matrices of 8 query
+//           rows x 16 bytes: group g, half kh (dims 8t + 2j + kh at byte 4t + j), row block rb
+//           at ((2g + kh) * N/8 + rb) * 128
+//  p        64 x N bf16: P^T as the P.V wgmmas' B operand, same core-matrix layout with the
+//           64 tokens as K (k-step s of 16 tokens, half kh, row block rb at ((2s + kh) * N/8 + rb) * 128)
+//  red      4 x N floats: per query row, the tile maximum of each warp ([row][warp])
+//  redl     4 x N floats: per query row, each warp's l ([row][warp])
+//  meta     stages x 8 bytes: per stage, the 64-bit mask of the tile's present tokens
+//  bars     stages x 8 bytes: the stages' mbarriers
+//  qbad     16 bytes: per query row, 1 when its q holds a non-finite value
+//  sync     32 bytes: (synchronous loads) the tile's first token and its 4 block ids
+struct DecodeSmem {
+  int ring, q, p, red, redl, meta, bars, qbad, sync, total;
+};
+UQ_SM90_HOST_DEVICE constexpr DecodeSmem decode_smem_layout(int qg) {
+  const int n = q_rows(qg);
+  DecodeSmem s{};
+  s.ring = 0;
+  s.q = s.ring + decode_stages(qg) * kStageBytes;
+  s.p = s.q + n * kHeadDim;
+  s.red = s.p + kTileTokens * n * 2;
+  s.redl = s.red + 4 * n * 4;
+  s.meta = s.redl + 4 * n * 4;
+  s.bars = s.meta + decode_stages(qg) * 8;
+  s.qbad = s.bars + decode_stages(qg) * 8;
+  s.sync = s.qbad + 16;
+  s.total = s.sync + 32;
+  return s;
+}
+UQ_SM90_HOST_DEVICE constexpr int decode_smem_bytes(int qg) { return decode_smem_layout(qg).total; }
 
 // Flags of DecodeKernelArgs::flags.
-constexpr std::uint32_t kQRotated = 1u;     // q holds WHT(q): no in-kernel rotation
-constexpr std::uint32_t kAsyncLoads = 2u;   // every slot is 16-byte aligned: cp.async path
-constexpr std::uint32_t kWordLoads = 4u;    // (sync path) every slot is 4-byte aligned
+constexpr std::uint32_t kQRotated = 1u;      // q holds WHT(q): no in-kernel rotation
+constexpr std::uint32_t kBulkLoads = 2u;     // every slot is 16-byte aligned: copy-engine loads
+constexpr std::uint32_t kWordLoads = 4u;     // (synchronous loads) every slot is 4-byte aligned
+constexpr std::uint32_t kDenseRows = 8u;     // one KV head, 272-byte slots: a block's rows are contiguous
+constexpr std::uint32_t kWriteOut = 16u;     // P = 1: the partition kernel writes out (and lse)
+constexpr std::uint32_t kOutVector = 32u;    // out rows are dense and 8-byte aligned (P = 1)
+constexpr std::uint32_t kQVector = 64u;      // q rows are dense and 16-byte aligned
 
-// Block i of the grid is (b, h, p) with i = (b * num_kv_heads + h) * partitions + p; it writes
-// the QG partial rows i * QG + r of partial_out (bf16, 256 per row), partial_l and partial_m.
+// Block i of the grid is (b, h, p) with i = p * (num_seqs * num_kv_heads) + b * num_kv_heads + h
+// (partition-major, so that the blocks of the first partitions, which hold tokens whenever a
+// sequence does, are scheduled first and the empty ones last); it writes the QG partial rows
+// ((b * num_kv_heads + h) * P + p) * QG + r of partial_out (bf16, 256 per row), partial_l and
+// partial_m (or, with kWriteOut, out and lse).
 struct DecodeKernelArgs {
   std::uint16_t* partial_out;
   float* partial_l;
@@ -91,6 +121,7 @@ struct DecodeKernelArgs {
   std::int64_t pos_stride;    // bytes between positions = num_kv_heads * slot_bytes
   std::int32_t slot_bytes;
   std::int32_t block_size;
+  std::int32_t block_shift;  // log2(block_size) (a power of two)
 
   const std::int32_t* block_tables;  // entry (b, j) at b*table_stride_seq + j*table_stride_block
   std::int64_t table_stride_seq;
@@ -98,21 +129,30 @@ struct DecodeKernelArgs {
   const std::int32_t* seq_lens;  // entry b at b*seq_lens_stride
   std::int64_t seq_lens_stride;
 
+  std::uint16_t* out;  // kWriteOut: bf16 (b, hq, d) at b*out_stride_seq + hq*out_stride_head + d*out_stride_dim
+  std::int64_t out_stride_seq;
+  std::int64_t out_stride_head;
+  std::int64_t out_stride_dim;
+  float* lse;  // kWriteOut and wanted: (b, hq) at b*lse_stride_seq + hq*lse_stride_head; else nullptr
+  std::int64_t lse_stride_seq;
+  std::int64_t lse_stride_head;
+
   std::int32_t max_blocks_per_seq;
+  std::int32_t num_seqs;
   std::int32_t num_kv_heads;
   std::int32_t partitions;  // P
   std::int32_t tgpp;        // tile-groups per partition
-  float score_scale;        // softmax scale x 2^14 (the K operand holds FP4 x 2^-14)
+  float score_scale;        // softmax scale x 2^6 (the K operand holds FP4 x 2^-6) x log2(e)
   std::uint32_t flags;
 };
 
 // ---------------------------------------------------------------- the reducer
 constexpr int kReduceThreads = 256;
-constexpr int kReduceChunk = 32;                       // dims per block
+constexpr int kReduceChunk = 32;                        // dims per block
 constexpr int kReduceChunks = kHeadDim / kReduceChunk;  // 8
-constexpr int kReduceDimLanes = kReduceChunk / 8;      // 4 threads x 8 dims (16-byte loads)
+constexpr int kReduceDimLanes = kReduceChunk / 8;       // 4 threads x 8 dims (16-byte loads)
 constexpr int kReduceGroups = kReduceThreads / kReduceDimLanes;  // 64 partition groups
-constexpr int kReduceBatch = 8;  // partials loaded per thread before any is used
+constexpr int kReduceBatch = 8;  // partitions per thread per pass (loaded before any is used)
 
 struct ReduceKernelArgs {
   const std::uint16_t* partial_out;
@@ -122,13 +162,12 @@ struct ReduceKernelArgs {
   std::int64_t out_stride_seq;
   std::int64_t out_stride_head;
   std::int64_t out_stride_dim;
+  float* lse;  // nullptr: not wanted
+  std::int64_t lse_stride_seq;
+  std::int64_t lse_stride_head;
   std::int32_t num_kv_heads;
   std::int32_t qg;
   std::int32_t partitions;
 };
-
-UQ_SM90_HOST_DEVICE constexpr int reduce_smem_bytes(int partitions) {
-  return 2 * partitions * 4 + (kReduceThreads / 32) * kReduceChunk * 4 + 64;  // m/w, l, warp sums, scratch
-}
 
 }  // namespace uq::sm90

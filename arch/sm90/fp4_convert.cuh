@@ -1,12 +1,12 @@
-// FP4 (E2M1) codes -> 16-bit MMA operands, exactly, with a few integer operations and no
-// table. Both rest on one fact: placing the 3 magnitude bits of an E2M1 code at the bottom of
-// a wider format's exponent field (mantissa msb = the code's mantissa bit) gives the same
-// value times 2^(1 - bias) for EVERY code, the 0.5 code landing on the wider format's
-// subnormal 2^(1-bias) * 0.5. So:
-//   fp16 bits (c & 8) << 12 | (c & 7) << 9  ==  FP4(c) * 2^-14    (K, for the QK MMA)
-//   bf16 bits (c & 8) << 12 | (c & 7) << 6  ==  FP4(c) * 2^-126   (V, times 2^126 -> FP4(c))
-// The K factor 2^-14 is folded into the softmax scale (exact: a power of two); the V
-// factor is undone by one exact bf16x2 multiply.
+// FP4 (E2M1) codes and UE8M0 scales -> MMA operands, exactly, by bit placement (no table).
+// Both conversions rest on one fact: putting the 3 magnitude bits of an E2M1 code at the
+// bottom of a wider format's exponent field (the code's mantissa bit becoming the wider
+// mantissa's top bit) gives the code's value times 2^(1 - bias) for EVERY code, the 0.5 code
+// landing on the wider format's subnormal 2^(1 - bias) / 2. So:
+//   E4M3 bits (c & 8) << 4 | (c & 7) << 2   ==  FP4(c) * 2^-6     (K, for the FP8 QK wgmma)
+//   bf16 bits (c & 8) << 12 | (c & 7) << 6  ==  FP4(c) * 2^-126   (V; * 2^126 gives FP4(c))
+// The K factor 2^-6 is folded into the softmax scale (exact: a power of two); the V factor is
+// undone by one exact bf16x2 multiply.
 #pragma once
 
 #include "sm90/ptx.cuh"
@@ -15,40 +15,34 @@
 
 namespace uq::sm90 {
 
-// One 32-bit K code word (8 codes: dims d0 + 0..7 in nibbles 0..7) -> 4 fp16x2 registers
-// {n0, n2}, {n4, n6}, {n1, n3}, {n5, n7} (low half first), each value FP4 * 2^-14.
-// First the fp16 high bytes of all 8 codes (the low byte of each value is 0): the low
-// nibbles of the 4 bytes in `lo`, the high nibbles in `hi`; then byte permutes spread
-// them into the high bytes of 16-bit lanes.
-__device__ __forceinline__ void k_word_to_f16(std::uint32_t w, std::uint32_t (&r)[4]) {
-  const std::uint32_t lo = ((w << 1) & 0x0E0E0E0Eu) | ((w << 4) & 0x80808080u);
-  const std::uint32_t hi = ((w >> 3) & 0x0E0E0E0Eu) | (w & 0x80808080u);
-  r[0] = ptx::byte_perm(lo, 0u, 0x1404u);  // bytes {0, lo.0, 0, lo.1}: nibbles 0, 2
-  r[1] = ptx::byte_perm(lo, 0u, 0x3424u);  // nibbles 4, 6
-  r[2] = ptx::byte_perm(hi, 0u, 0x1404u);  // nibbles 1, 3
-  r[3] = ptx::byte_perm(hi, 0u, 0x3424u);  // nibbles 5, 7
+// One 32-bit K code word (8 codes: byte j holds dims 2j (low nibble) and 2j + 1 (high
+// nibble)) -> two E4M3 words: `even` byte j = dim 2j, `odd` byte j = dim 2j + 1, each value
+// FP4 * 2^-6 (the sign bit moves to bit 7, the magnitude bits to bits 2..4).
+__device__ __forceinline__ std::uint32_t k_even_e4m3(std::uint32_t w) {
+  return ((w << 4) & 0x80808080u) | ((w << 2) & 0x1C1C1C1Cu);
+}
+__device__ __forceinline__ std::uint32_t k_odd_e4m3(std::uint32_t w) {
+  return (w & 0x80808080u) | ((w >> 2) & 0x1C1C1C1Cu);
 }
 
 // bf16x2 2^126 (exponent field 253): FP4 * 2^-126 * 2^126 = FP4, exactly.
 constexpr std::uint32_t kBf16x2TwoPow126 = 0x7E807E80u;
 
-// x: two 16-bit code units (4 nibbles each; low half one token, high half another, same
-// dims). Nibble K of both halves -> bf16x2 {FP4(lo token), FP4(hi token)} x 2^-126 (raw bits),
-// or, kExact, x 2^126 again: {FP4(lo), FP4(hi)}.
-template <int K, bool kExact>
-__device__ __forceinline__ std::uint32_t v_nibble_bf16(std::uint32_t x) {
-  std::uint32_t raw;  // sign bit to 15 (31), magnitude bits to 6..8 (22..24)
-  if constexpr (K == 0) {
-    raw = ((x << 12) & 0x80008000u) | ((x << 6) & 0x01C001C0u);
-  } else if constexpr (K == 1) {
-    raw = ((x << 8) & 0x80008000u) | ((x << 2) & 0x01C001C0u);
-  } else if constexpr (K == 2) {
-    raw = ((x << 4) & 0x80008000u) | ((x >> 2) & 0x01C001C0u);
+// x: two 16-bit code units (4 nibbles each: dims 4u..4u+3 of one token in the low half, of
+// another token in the high half). Nibble K of both halves -> bf16x2 {FP4(low), FP4(high)} x
+// 2^-126 (raw bits). One mask, one integer multiply by 2^a + 2^b (two shifted copies of the
+// nibble that do not overlap, so the sum is their OR: the sign lands on bit 15, the magnitude
+// on bits 6..8) and one mask; nibbles 2 and 3 first move down a byte.
+template <int K>
+__device__ __forceinline__ std::uint32_t v_nibble_raw_bf16(std::uint32_t x) {
+  const std::uint32_t y = K >= 2 ? (x >> 8) : x;
+  std::uint32_t t;
+  if constexpr ((K & 1) == 0) {
+    t = (y & 0x000F000Fu) * 0x1040u;  // << 12 (sign to bit 15) + << 6 (magnitude to 6..8)
   } else {
-    raw = (x & 0x80008000u) | ((x >> 6) & 0x01C001C0u);
+    t = (y & 0x00F000F0u) * 0x0104u;  // << 8 + << 2
   }
-  if constexpr (kExact) return ptx::bf16x2_mul(raw, kBf16x2TwoPow126);
-  else return raw;
+  return t & 0x81C081C0u;
 }
 
 // UE8M0 byte b -> 2^(b - 127) as fp32 bits b << 23 (b = 0 gives +0: a zero group; b = 255
@@ -59,14 +53,15 @@ __device__ __forceinline__ float ue8m0_f32(std::uint32_t w) {
   else return __uint_as_float((w >> 1) & 0x7F800000u);
 }
 
-// Two UE8M0 bytes (byte K of words w0 and w1) -> bf16x2 {2^(b0-127), 2^(b1-127)}: bf16 bits
-// b << 7 (b = 0 gives +0).
-template <int K>
-__device__ __forceinline__ std::uint32_t ue8m0_pair_bf16(std::uint32_t w0, std::uint32_t w1) {
-  // bytes {w0.K, w0.K, w1.K, w1.K}; << 7 puts one copy of each at bits 7..14 (23..30) of its
-  // 16-bit lane and the mask drops the other copy.
-  constexpr std::uint32_t sel = K | (K << 4) | ((4 + K) << 8) | ((4 + K) << 12);
-  return (ptx::byte_perm(w0, w1, sel) << 7) & 0x7F807F80u;
+// Byte `k` (0..3, a run-time value) of words w0 and w1 -> bf16x2 {2^(b0-127), 2^(b1-127)}:
+// bf16 bits b << 7 (b = 0 gives +0: a zero group). `sel` = ue8m0_pair_selector(k).
+__host__ __device__ constexpr std::uint32_t ue8m0_pair_selector(int k) {
+  // bytes {w0.k, w0.k, w1.k, w1.k}; << 7 then puts one copy of each at bits 7..14 (23..30) of
+  // its 16-bit lane and the mask drops the other copy.
+  return static_cast<std::uint32_t>(k | (k << 4) | ((4 + k) << 8) | ((4 + k) << 12));
+}
+__device__ __forceinline__ std::uint32_t ue8m0_pair_bf16(std::uint32_t w0, std::uint32_t w1, std::uint32_t sel) {
+  return (__byte_perm(w0, w1, sel) << 7) & 0x7F807F80u;
 }
 
 }  // namespace uq::sm90

@@ -1,5 +1,9 @@
-// Launcher of the sm90 partition reducer (launch_decode.hpp). Compiled by nvcc for sm_90
-// into uq_sm90.
+// Launcher of the sm90 partition reducer (launch_decode.hpp). Compiled by nvcc for sm_90a
+// into uq_sm90. It is launched with programmatic stream serialization (programmatic dependent
+// launch): its blocks may be scheduled while the partition kernel's last blocks still run
+// (that kernel triggers its dependents at once) and wait in griddepcontrol.wait for its
+// completion, so the launch latency of the second kernel overlaps the first one's tail. After
+// any other kernel the attribute is harmless: the wait then returns at once.
 #include "sm90/launch_checks.hpp"
 #include "sm90/launch_decode.hpp"
 #include "sm90/reduce_kernel.cuh"
@@ -12,9 +16,18 @@ void launch_decode_reduce(const DecodeReduceLaunch& l) {
   const ReduceKernelArgs a = make_reduce_kernel_args(l);
   const std::int64_t blocks = decode_reduce_blocks(l);
   if (blocks == 0) return;
-  decode_reduce_kernel<<<static_cast<unsigned>(blocks), kReduceThreads, reduce_smem_bytes(l.partitions),
-                         static_cast<cudaStream_t>(l.stream)>>>(a);
-  const cudaError_t e = cudaGetLastError();
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(kReduceThreads);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = static_cast<cudaStream_t>(l.stream);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cudaError_t e = cudaLaunchKernelEx(&cfg, decode_reduce_kernel, a);
+  if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess)
     throw uq::Error("uq::sm90::launch_decode_reduce", "kernel launch", "cudaSuccess (an sm_90 device)",
                     std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e));

@@ -1,0 +1,205 @@
+// The partition kernel's view of its work (spec ultraquant.md §5 map, §6 length rules) and its
+// loads: warp 0 reads the block table (32 entries per load, a batch ahead), decides which of a
+// tile's 64 tokens are present, publishes that as the stage's mask and copies the present
+// tokens' slots into the stage, either with the copy engine (cp.async.bulk, completing on the
+// stage's mbarrier) or, for caches whose slots are not 16-byte aligned, with plain loads by the
+// whole CTA.
+#pragma once
+
+#include "sm90/decode_args.hpp"
+#include "sm90/ptx.cuh"
+
+#include <cstdint>
+
+namespace uq::sm90 {
+namespace decode_detail {
+
+// The partition block (b, h, p) covers: tile-groups p, p + P, ... (at most TGPP) of sequence
+// b, each split into 4 tiles of 64 tokens; only tiles that start below L are visited.
+struct Partition {
+  int b, h, p;
+  std::int64_t row0;  // first partial row
+  int L;              // sequence length, clamped (token indices fit in 32 bits: seq_lens are int32)
+  int n_tiles;        // tiles of this partition with T0 < L
+};
+
+// 32-bit arithmetic throughout (a 64-bit division by a run-time value is a long subroutine).
+__device__ __forceinline__ Partition locate(const DecodeKernelArgs& a, int qg) {
+  Partition w;
+  const unsigned block = blockIdx.x;  // partition-major (decode_args.hpp)
+  const unsigned P = static_cast<unsigned>(a.partitions), hk = static_cast<unsigned>(a.num_kv_heads);
+  const unsigned nbh = static_cast<unsigned>(a.num_seqs) * hk;
+  const unsigned p = block / nbh, bh = block - p * nbh;
+  w.p = static_cast<int>(p);
+  w.b = static_cast<int>(bh / hk);
+  w.h = static_cast<int>(bh - static_cast<unsigned>(w.b) * hk);
+  w.row0 = (static_cast<std::int64_t>(bh) * P + p) * qg;
+  std::int64_t L = a.seq_lens[w.b * a.seq_lens_stride];
+  const std::int64_t cap = static_cast<std::int64_t>(a.max_blocks_per_seq) * a.block_size;
+  const bool counts = threadIdx.x == 0 && w.p == 0 && w.h == 0;  // once per sequence
+  if (L < 0) {
+    if (counts) atomicAdd(&a.counters[kCounterNegativeSeqLens], 1ull);
+    L = 0;
+  } else if (L > cap) {
+    if (counts) atomicAdd(&a.counters[kCounterLongSeqLens], 1ull);
+    L = cap;
+  }
+  w.L = static_cast<int>(L);
+  const int total_tg = (w.L + kTileGroupTokens - 1) >> 8;
+  w.n_tiles = 0;
+  if (w.p < total_tg) {
+    const int later = static_cast<int>(static_cast<unsigned>(total_tg - w.p + a.partitions - 1) / P);
+    const int trip = later < a.tgpp ? later : a.tgpp;
+    const int last_tg = w.p + (trip - 1) * a.partitions;
+    const int rest = w.L - last_tg * kTileGroupTokens;  // > 0
+    const int last_tiles = (rest + kTileTokens - 1) >> 6;
+    w.n_tiles = (trip - 1) * kTilesPerGroup + (last_tiles < kTilesPerGroup ? last_tiles : kTilesPerGroup);
+  }
+  return w;
+}
+
+__device__ __forceinline__ int tile_start(const Partition& w, const DecodeKernelArgs& a, int i) {
+  return (w.p + (i >> 2) * a.partitions) * kTileGroupTokens + (i & 3) * kTileTokens;
+}
+
+// Block-table entries of the tiles' "units" (unit u = sub-block j of tile i, u = i * nbpt + j,
+// nbpt = 64 / block_size blocks per tile for block sizes below 64, else 1), 32 units per warp
+// register: `cur` holds units [base, base + 32), `next` the 32 after them, loaded a batch early
+// so that a tile's issue never waits for the table. An entry is -1 for a unit that is not
+// needed (past L or past the partition).
+struct TableCache {
+  int cur, next;
+  int base;
+};
+
+__device__ __forceinline__ int load_unit(const DecodeKernelArgs& a, const Partition& w, int nbpt, int sub, int u) {
+  const int i = nbpt == 1 ? u : (nbpt == 2 ? u >> 1 : u >> 2), j = u - i * nbpt;  // nbpt: 1, 2 or 4
+  if (i >= w.n_tiles) return -1;
+  const int t = tile_start(w, a, i) + j * sub;
+  if (t >= w.L) return -1;
+  return a.block_tables[w.b * a.table_stride_seq + static_cast<std::int64_t>(t >> a.block_shift) * a.table_stride_block];
+}
+
+__device__ __forceinline__ void table_init(TableCache& c, const DecodeKernelArgs& a, const Partition& w, int nbpt, int sub,
+                                           int lane) {
+  c.base = 0;
+  c.cur = load_unit(a, w, nbpt, sub, lane);
+  c.next = load_unit(a, w, nbpt, sub, 32 + lane);
+}
+
+// Entry of unit u (warp-uniform, non-decreasing from call to call).
+__device__ __forceinline__ int table_get(TableCache& c, const DecodeKernelArgs& a, const Partition& w, int nbpt, int sub,
+                                         int u, int lane) {
+  if (u >= c.base + 32) {  // warp-uniform
+    c.base += 32;
+    c.cur = c.next;
+    c.next = load_unit(a, w, nbpt, sub, c.base + 32 + lane);
+  }
+  return __shfl_sync(0xffffffffu, c.cur, u - c.base);
+}
+
+// Warp 0: the present-token mask of tile i and its block ids (lane j < nbpt holds sub-block j's
+// id, -1 when absent); counts bad block ids (once per (sequence, logical block), in KV head 0,
+// by the tile holding the block's first token: every needed block is seen exactly there).
+struct TileInfo {
+  std::uint64_t mask;
+  int id;    // lane j < nbpt: physical block of sub-block j (-1: absent or not needed)
+  int T0;    // first token
+  int ntok;  // tokens below L (1..64)
+};
+
+__device__ __forceinline__ TileInfo tile_info(TableCache& c, const DecodeKernelArgs& a, const Partition& w, int nbpt, int sub,
+                                              int i, int lane) {
+  TileInfo ti;
+  ti.T0 = tile_start(w, a, i);
+  const int left = w.L - ti.T0;
+  ti.ntok = left < kTileTokens ? left : kTileTokens;
+  int id = -1;
+  for (int j = 0; j < nbpt; ++j) {
+    const int e = table_get(c, a, w, nbpt, sub, i * nbpt + j, lane);
+    if (lane == j) id = e;
+  }
+  // lane j < nbpt: validity of sub-block j (needed: its first token < L)
+  const bool needed = lane < nbpt && lane * sub < ti.ntok;
+  const bool good = needed && id >= 0 && static_cast<std::int64_t>(id) < a.num_blocks;
+  if (needed && !good) {
+    if (w.h == 0 && ((ti.T0 + lane * sub) & (a.block_size - 1)) == 0)
+      atomicAdd(&a.counters[kCounterBadBlockIds], 1ull);
+  }
+  ti.id = good ? id : -1;
+  const unsigned good_bits = __ballot_sync(0xffffffffu, good);  // bit j: sub-block j present
+  // token k present: k < ntok and its sub-block k / sub present
+  const int sub_shift = sub == 64 ? 6 : a.block_shift;  // sub = min(block_size, 64)
+  auto present = [&](int k) { return k < ti.ntok && ((good_bits >> (k >> sub_shift)) & 1u); };
+  const unsigned lo = __ballot_sync(0xffffffffu, present(lane));
+  const unsigned hi = __ballot_sync(0xffffffffu, present(lane + 32));
+  ti.mask = static_cast<std::uint64_t>(lo) | (static_cast<std::uint64_t>(hi) << 32);
+  return ti;
+}
+
+// Slot of token T (in physical block id) for KV head h.
+__device__ __forceinline__ const std::uint8_t* slot_address(const DecodeKernelArgs& a, const Partition& w, int id, int T) {
+  return a.cache + id * a.block_stride + (T & (a.block_size - 1)) * a.pos_stride + static_cast<std::int64_t>(w.h) * a.slot_bytes;
+}
+
+// Warp 0, copy-engine path: publishes tile i's mask in meta[stage], announces its bytes on the
+// stage's mbarrier and starts the copies (one per sub-block run of contiguous rows when
+// kDenseRows, else one per token).
+__device__ __forceinline__ void issue_tile(TableCache& c, const DecodeKernelArgs& a, const Partition& w, int nbpt, int sub,
+                                           int i, std::uint32_t stage_addr, std::uint32_t meta_addr, std::uint32_t bar,
+                                           std::uint64_t policy, int lane) {
+  const TileInfo ti = tile_info(c, a, w, nbpt, sub, i, lane);
+  if (lane == 0) {
+    asm volatile("st.shared.u64 [%0], %1;\n" ::"r"(meta_addr), "l"(ti.mask) : "memory");
+    ptx::mbarrier_arrive_expect_tx(bar, static_cast<std::uint32_t>(__popcll(ti.mask)) * kRowBytes);
+  }
+  __syncwarp();
+  if (a.flags & kDenseRows) {
+    if (ti.id >= 0) {  // lane j < nbpt: rows j*sub .. min((j+1)*sub, ntok) - 1
+      const int k0 = lane * sub;
+      const int k1 = (lane + 1) * sub < ti.ntok ? (lane + 1) * sub : ti.ntok;
+      ptx::bulk_copy_g2s(stage_addr + k0 * kRowBytes, slot_address(a, w, ti.id, ti.T0 + k0),
+                         static_cast<std::uint32_t>(k1 - k0) * kRowBytes, bar, policy);
+    }
+  } else {
+    for (int k = lane; k < kTileTokens; k += 32) {
+      const int id = __shfl_sync(0xffffffffu, ti.id, k >> (sub == 64 ? 6 : a.block_shift));
+      if ((ti.mask >> k) & 1u)
+        ptx::bulk_copy_g2s(stage_addr + k * kRowBytes, slot_address(a, w, id, ti.T0 + k), kRowBytes, bar, policy);
+    }
+  }
+}
+
+// Synchronous path (slots not 16-byte aligned): warp 0 computes the mask and ids and publishes
+// them (meta[stage], ids[4]); after a barrier the whole CTA copies the present rows with 4-byte
+// (kWordLoads) or 1-byte loads; the caller then synchronises again.
+__device__ __forceinline__ void publish_tile_sync(TableCache& c, const DecodeKernelArgs& a, const Partition& w, int nbpt,
+                                                  int sub, int i, std::uint64_t* meta, int* t0, int* ids,
+                                                  int lane) {
+  const TileInfo ti = tile_info(c, a, w, nbpt, sub, i, lane);
+  if (lane == 0) {
+    *meta = ti.mask;
+    *t0 = ti.T0;
+  }
+  if (lane < 4) ids[lane] = ti.id;
+}
+
+__device__ __forceinline__ void copy_tile_sync(const DecodeKernelArgs& a, const Partition& w, int sub, std::uint64_t mask,
+                                               int T0, const int* ids, unsigned char* stage) {
+  if (a.flags & kWordLoads) {
+    for (int f = threadIdx.x; f < kTileTokens * (kRowBytes / 4); f += kThreads) {
+      const int k = f / (kRowBytes / 4), e = f - k * (kRowBytes / 4);
+      if ((mask >> k) & 1u)
+        reinterpret_cast<std::uint32_t*>(stage + k * kRowBytes)[e] =
+            reinterpret_cast<const std::uint32_t*>(slot_address(a, w, ids[k / sub], T0 + k))[e];
+    }
+  } else {
+    for (int f = threadIdx.x; f < kTileTokens * kRowBytes; f += kThreads) {
+      const int k = f / kRowBytes, e = f - k * kRowBytes;
+      if ((mask >> k) & 1u) stage[k * kRowBytes + e] = slot_address(a, w, ids[k / sub], T0 + k)[e];
+    }
+  }
+}
+
+}  // namespace decode_detail
+}  // namespace uq::sm90
