@@ -1,0 +1,100 @@
+"""The parts of a kernel the model counts: a loop's steady-state path and the straight-line
+code before a loop (the prologue).
+
+Steady-state path of a loop: its own blocks (not those of loops nested in it), without
+  * cold blocks: a block holding an atomic (the kernels' status counters: bad block ids,
+    bad lengths, which never happen with valid data) and the blocks that lead only to it
+    through the fall-through of an s_cbranch_execz (the lane-mask test guarding it);
+  * the entry blocks of nested loops (every successor inside a nested loop).
+Branches inside the path are counted once per iteration: the few short if/else arms of these
+loops (a tile-group's first tile, a valid block's base address) are all taken in the steady
+state, so the count is an upper bound by a handful of scalar instructions."""
+from gfx950 import cfg
+from gfx950.classify import classify
+
+
+def _is_atomic(insn):
+    return classify(insn).unit == "vmem" and classify(insn).sub == "atomic"
+
+
+def cold_blocks(blocks):
+    cold = set()
+    for b in blocks:
+        if any(_is_atomic(i) for i in b.insns):
+            cold.add(b.index)
+            x = b
+            while True:
+                preds = [blocks[p] for p in x.preds]
+                guard = [p for p in preds
+                         if p.insns[-1].mnemonic == "s_cbranch_execz" and p.index + 1 == x.index]
+                if len(preds) != 1 or not guard:
+                    break
+                x = guard[0]
+                cold.add(x.index)
+    return cold
+
+
+class KernelRegions:
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.blocks = cfg.build(kernel)
+        self.loops = cfg.natural_loops(self.blocks)  # innermost first
+        self.cold = cold_blocks(self.blocks)
+
+    def nested(self, loop):
+        return [m for m in self.loops if m is not loop and m.body < loop.body]
+
+    def children(self, loop):
+        """Loops directly nested in `loop`."""
+        inner = self.nested(loop)
+        return [m for m in inner if not any(m.body < n.body for n in inner if n is not m)]
+
+    def parent(self, loop):
+        outer = [m for m in self.loops if m is not loop and loop.body < m.body]
+        return min(outer, key=lambda m: len(m.body)) if outer else None
+
+    def steady_blocks(self, loop):
+        inner = set()
+        for m in self.nested(loop):
+            inner |= m.body
+        own = loop.body - inner - self.cold
+        entries = {b for b in own
+                   if self.blocks[b].succs and all(s in inner for s in self.blocks[b].succs)}
+        return sorted(own - entries)
+
+    def steady_insns(self, loop):
+        return [i for b in self.steady_blocks(loop) for i in self.blocks[b].insns]
+
+    def insns_of(self, loop):
+        return [i for b in sorted(loop.body) for i in self.blocks[b].insns]
+
+    def outside_loops(self):
+        """Hot blocks in no loop (prologue and epilogue), in address order."""
+        in_loop = set()
+        for m in self.loops:
+            in_loop |= m.body
+        live = cfg.reachable(self.blocks)
+        return [b for b in sorted(live) if b not in in_loop and b not in self.cold]
+
+    def longest_path_before(self, header, weight):
+        """The heaviest path from the entry to `header` through blocks in no loop (a DAG
+        once loops are removed), by weight(block) summed: the prologue's critical path."""
+        in_loop = set()
+        for m in self.loops:
+            in_loop |= m.body
+        best = {}
+
+        def visit(b, stack=()):
+            if b in best:
+                return best[b]
+            if b == 0:
+                best[b] = weight(self.blocks[0])
+                return best[b]
+            preds = [p for p in self.blocks[b].preds
+                     if p not in in_loop and p not in self.cold and p not in stack]
+            value = weight(self.blocks[b]) + max((visit(p, stack + (b,)) for p in preds), default=float("-inf"))
+            best[b] = value
+            return value
+
+        preds = [p for p in self.blocks[header].preds if p not in in_loop and p not in self.cold]
+        return max((visit(p) for p in preds), default=0)
