@@ -113,6 +113,15 @@ def path_rows(kname, p, per_unit, unit_name, lat):
     return row
 
 
+def parts_text(rounds):
+    """Each round's chain parts and its bandwidth-bound time, in us."""
+    out = []
+    for r in rounds:
+        parts = ", ".join(f"{k} {hw.seconds(v) * 1e6:.1f}" for k, v in r["parts"].items())
+        out.append(f"{r['waves_per_cu']} waves: {parts}; HBM {hw.seconds(r['bandwidth_clk']) * 1e6:.1f}")
+    return "; then ".join(out)
+
+
 def markdown_table(rows):
     if not rows:
         return ""
@@ -186,6 +195,7 @@ def main():
                 "partition kernel us": f"{d['seconds'] * 1e6:.1f} [{d_lo * 1e6:.1f}-{d_hi * 1e6:.1f}]",
                 "% of peak BW": f"{100 * d['hbm_bytes'] / d['seconds'] / hw.HBM_PEAK_BYTES_S:.0f}",
                 "binds": d["binding"],
+                "partition kernel, per round on the busiest CU (us)": parts_text(d["rounds"]),
                 "reducer us": f"{r['seconds'] * 1e6:.1f} [{r_lo * 1e6:.1f}-{r_hi * 1e6:.1f}]",
                 "reducer binds": r["binding"],
                 "decode + reduce us": f"{both * 1e6:.1f}",
@@ -210,6 +220,7 @@ def main():
                 "scorer us": f"{p['seconds'] * 1e6:.1f} [{lo * 1e6:.1f}-{hi * 1e6:.1f}]",
                 "% of peak BW": f"{100 * p['hbm_bytes'] / p['seconds'] / hw.HBM_PEAK_BYTES_S:.0f}",
                 "binds": p["binding"],
+                "per round on the busiest CU (us)": parts_text(p["rounds"]),
                 "HBM floor us": f"{p['hbm_bytes'] / bw * 1e6:.1f}",
             })
     say(markdown_table(table))

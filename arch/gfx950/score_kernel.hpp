@@ -45,41 +45,75 @@ struct LengthsLdsTag {};
 struct RowBufferLdsTag {};
 
 // ---------------------------------------------------------------- prologue
-// Loads 16 bytes of q row `row`, head `head`, dims 16 c8 .. 16 c8 + 15.
-UQ_DEVICE inline u32x4 load_q_chunk(const ScoreKernelArgs& a, const buffer_rsrc& q, std::uint32_t row,
+// Loads 16 bytes of q row `row`, head `head`, dims 16 c8 .. 16 c8 + 15, or zeros when !ok (a
+// masked offset: no branch, so that every chunk's loads can be in flight together).
+UQ_DEVICE inline u32x4 load_q_chunk(const ScoreKernelArgs& a, const buffer_rsrc& q, bool ok, std::uint32_t row,
                                     std::uint32_t head, std::uint32_t c8) {
   const std::uint32_t base = row * a.q_stride_row + head * a.q_stride_head;
-  if (a.flags & kQVectorLoads) return buffer_load_b128(q, base + 16u * c8);
+  if (a.flags & kQVectorLoads) return buffer_load_b128(q, ok ? base + 16u * c8 : kMaskedOffset);
   u32x4 v = {0u, 0u, 0u, 0u};
+  UQ_GFX950_SCORE_UNROLL
   for (std::uint32_t e = 0; e < 16; ++e) {
-    const std::uint32_t byte = buffer_load_b8(q, base + (16u * c8 + e) * a.q_stride_dim);
+    const std::uint32_t byte = buffer_load_b8(q, ok ? base + (16u * c8 + e) * a.q_stride_dim : kMaskedOffset);
     v[e >> 2] |= byte << (8u * (e & 3u));
   }
   return v;
 }
 
 // The chunk's Q rows (zeros for padding columns and for requests past the chunk, up to a
-// whole 16-row MFMA group) in key order, the table, and the lanes' lengths.
+// whole 16-row MFMA group) in key order, the table, and the lanes' lengths, staged in two
+// steps: stage_loads issues every global load of the prologue (the thread's at most 8 Q
+// chunks and its table piece) before anything waits, so that they share one memory round
+// trip with the lengths' load rather than taking one each (performance model, docs/PERF.md);
+// stage_stores writes them to LDS.
 template <int R>
-UQ_DEVICE inline void stage(const Context& c) {
-  const ScoreKernelArgs& a = *c.a;
-  const buffer_rsrc q = make_buffer_rsrc(a.q, a.q_bytes);
+struct StageLoads {
+  static constexpr int kSteps = (Columns<R>::kRows * 8 + kThreads - 1) / kThreads;
+  u32x4 q[kSteps];
+  u32x2 table;
+};
+
+template <int R>
+UQ_DEVICE inline std::int32_t staged_q_chunks(const Context& c) {
   const std::int32_t rows_needed = ((c.nr * R + 15) / 16) * 16;
-  const std::int32_t rows = rows_needed < Columns<R>::kRows ? rows_needed : Columns<R>::kRows;
+  return 8 * (rows_needed < Columns<R>::kRows ? rows_needed : Columns<R>::kRows);
+}
+
+template <int R>
+UQ_DEVICE inline StageLoads<R> stage_loads(const Context& c) {
+  const ScoreKernelArgs& a = *c.a;
+  StageLoads<R> s;
+  const buffer_rsrc table = make_buffer_rsrc(a.table, kTableBytes);
+  static_assert(kTableBytes == 8 * kThreads, "one 8-byte piece of the table per thread");
+  s.table = buffer_load_b64(table, 8u * c.tx);
+  const buffer_rsrc q = make_buffer_rsrc(a.q, a.q_bytes);
+  const std::int32_t chunks = staged_q_chunks<R>(c);
   const std::uint32_t h_mask = (1u << a.heads_log2) - 1u;
-  for (std::int32_t u = static_cast<std::int32_t>(c.tx); u < rows * 8; u += kThreads) {
+  UQ_GFX950_SCORE_UNROLL
+  for (int k = 0; k < StageLoads<R>::kSteps; ++k) {
+    const std::int32_t u = static_cast<std::int32_t>(c.tx) + k * kThreads;
     const std::uint32_t i = static_cast<std::uint32_t>(u) >> 3, c8 = static_cast<std::uint32_t>(u) & 7u;
     const std::uint32_t rr = i / R, j = i % R;
     const std::uint32_t r = j >> a.heads_log2, head = j & h_mask;
-    u32x4 v = {0u, 0u, 0u, 0u};
-    if (static_cast<std::int32_t>(rr) < c.nr && static_cast<std::int32_t>(r) < a.query_len)
-      v = load_q_chunk(a, q, (static_cast<std::uint32_t>(c.req0) + rr) * static_cast<std::uint32_t>(a.query_len) + r,
-                       head, c8);
-    lds_store(q_chunk_address(c.q_lds, i, c8), key_order16(v));
+    const bool ok = u < chunks && static_cast<std::int32_t>(rr) < c.nr && static_cast<std::int32_t>(r) < a.query_len;
+    s.q[k] = load_q_chunk(a, q, ok, (static_cast<std::uint32_t>(c.req0) + rr) * static_cast<std::uint32_t>(a.query_len) + r,
+                          head, c8);
   }
-  const buffer_rsrc table = make_buffer_rsrc(a.table, kTableBytes);
-  static_assert(kTableBytes == 8 * kThreads, "one 8-byte piece of the table per thread");
-  lds_store(c.table_lds + 8u * c.tx, buffer_load_b64(table, 8u * c.tx));
+  return s;
+}
+
+template <int R>
+UQ_DEVICE inline void stage_stores(const Context& c, const StageLoads<R>& s) {
+  const std::int32_t chunks = staged_q_chunks<R>(c);
+  UQ_GFX950_SCORE_UNROLL
+  for (int k = 0; k < StageLoads<R>::kSteps; ++k) {
+    const std::int32_t u = static_cast<std::int32_t>(c.tx) + k * kThreads;
+    if (u < chunks) {
+      const std::uint32_t i = static_cast<std::uint32_t>(u) >> 3, c8 = static_cast<std::uint32_t>(u) & 7u;
+      lds_store(q_chunk_address(c.q_lds, i, c8), key_order16(s.q[k]));
+    }
+  }
+  lds_store(c.table_lds + 8u * c.tx, s.table);
   if (c.wave == 0) lds_store(c.lengths_lds + 4u * c.lane, c.len);
 }
 
@@ -148,8 +182,14 @@ UQ_DEVICE inline void score_position(const Context& c, std::int32_t b, std::int3
     const std::uint32_t lane = shfl(c.lane, c.lane);
     const std::int32_t first = readlane(page, static_cast<std::uint32_t>(__builtin_ctzll(mine)));
     const buffer_rsrc r = page_rsrc(a, first);
+    // Tile by tile, as the page loop reloads them: the loop's s_waitcnt then needs only the
+    // tile at hand (vmcnt(14)); scheduled freely, the 8 code loads went first and the loop
+    // waited for 5 tiles at its top (performance model, docs/PERF.md).
     UQ_GFX950_SCORE_UNROLL
-    for (int t = 0; t < kTiles; ++t) tiles.tile[t] = load_tile(r, t, lane);
+    for (int t = 0; t < kTiles; ++t) {
+      tiles.tile[t] = load_tile(r, t, lane);
+      sched_barrier<0>();
+    }
   }
   while (mine != 0) {
     const std::uint32_t lead = static_cast<std::uint32_t>(__builtin_ctzll(mine));
@@ -227,6 +267,7 @@ UQ_DEVICE inline void score_kernel(const scorer::ScoreKernelArgs& a) {
   const std::int32_t raw = static_cast<std::int32_t>(buffer_load_b32(
       lens, has_req ? 4u * static_cast<std::uint32_t>(c.req0 + static_cast<std::int32_t>(c.lane)) * a.seq_lens_stride
                     : kMaskedOffset));
+  const StageLoads<R> staged = stage_loads<R>(c);  // in flight with the length
   const std::int32_t cap = a.max_blocks * kBlockTokens;
   c.len = raw < 0 ? 0 : (raw > cap ? cap : raw);
   c.nb = (c.len + kBlockTokens - 1) / kBlockTokens;
@@ -244,7 +285,7 @@ UQ_DEVICE inline void score_kernel(const scorer::ScoreKernelArgs& a) {
       atomic_add_u64(counters + kCounterLongSeqLens, static_cast<unsigned long long>(__builtin_popcountll(too_long)));
   }
 
-  stage<R>(c);
+  stage_stores<R>(c, staged);
   barrier();
 
   const std::int32_t slots = c.per_wave ? kWaves : 1;

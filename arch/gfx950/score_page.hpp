@@ -27,7 +27,7 @@ struct StreamedTiles {
   const NextPage* next;
   std::uint32_t lane;  // the lane id, passed through a cross-lane move (score_position)
   UQ_DEVICE i32x8 fragment(int t, const Context& c) const {
-    const i32x8 frag = dequant_tile(tiles->tile[t], c.table_lds);
+    const i32x8 frag = dequant_tile(tiles->tile[t], c.table_lds, lane);
     tiles->tile[t] = load_tile(next->rsrc, t, lane);
     return frag;
   }
@@ -37,7 +37,7 @@ struct ReloadedTiles {
   buffer_rsrc page;
   std::uint32_t lane;  // as above
   UQ_DEVICE i32x8 fragment(int t, const Context& c) const {
-    return dequant_tile(load_tile(page, t, lane), c.table_lds);
+    return dequant_tile(load_tile(page, t, lane), c.table_lds, lane);
   }
 };
 

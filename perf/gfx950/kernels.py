@@ -73,27 +73,7 @@ class DecodeKernel:
                              "expected 2 and 16 per 16-token tile")
         self.tiles_per_iteration = scaled // 2
         self.loop = Path("tile loop", insns, "iteration", self.tiles_per_iteration)
-        self.prologue = Path("prologue", self._path_to(loop), "workgroup")
-
-    def _path_to(self, loop):
-        r = self.regions
-        best = {}
-
-        def heaviest(b):  # heaviest acyclic path entry -> b through non-loop, non-cold blocks
-            if b in best:
-                return best[b]
-            in_loop = set().union(*(l.body for l in r.loops)) if r.loops else set()
-            preds = [p for p in r.blocks[b].preds if p not in in_loop and p not in r.cold and p < b]
-            chains = [heaviest(p) for p in preds]
-            chain = max(chains, key=lambda c: sum(len(r.blocks[x].insns) for x in c), default=[])
-            best[b] = chain + [b]
-            return best[b]
-
-        header = loop.header
-        in_loop = set().union(*(l.body for l in r.loops))
-        preds = [p for p in r.blocks[header].preds if p not in in_loop and p not in r.cold]
-        chain = max((heaviest(p) for p in preds), key=lambda c: sum(len(r.blocks[x].insns) for x in c))
-        return [i for b in chain for i in r.blocks[b].insns]
+        self.prologue = Path("prologue", r.prologue_path(loop), "workgroup")
 
     def paths(self):
         return [self.loop, self.prologue]
@@ -139,37 +119,40 @@ class ScoreKernel:
         self.name = kernel.name
         self.notes = _notes(kernel)
         r = self.regions = KernelRegions(kernel)
-        mfma_loops = [l for l in r.loops if _mfma(r, l) > 0]
-        innermost = [l for l in mfma_loops if not any(m.body < l.body for m in mfma_loops if m is not l)]
-        pages = [r.parent(l) for l in innermost if r.parent(l) is not None and _mfma(r, r.parent(l)) > 0]
-        if len(innermost) != 1 or len(pages) != 1:
-            raise ModelError(f"{self.name}: expected one page loop around one further-pass loop, found "
-                             f"{len(innermost)} innermost MFMA loops")
-        page = pages[0]
+        def is_dedup(l):  # the page de-duplication loop: readlane + ballot, no stores
+            ins = r.steady_insns(l)
+            return (_mfma(r, l) == 0 and _has(ins, "v_readlane") and not _has(ins, "buffer_store")
+                    and not _has(ins, "ds_write"))
+
+        # The page loop: an MFMA loop in the position loop, whose other child is the
+        # de-duplication loop (a further-pass loop, when the compiler keeps one, is nested in
+        # the page loop).
+        candidates = []
+        for l in r.loops:
+            parent = r.parent(l)
+            if _mfma(r, l) and parent is not None:
+                dedup = [c for c in r.children(parent) if c is not l and is_dedup(c)]
+                if len(dedup) == 1:
+                    candidates.append((l, parent, dedup[0]))
+        if len(candidates) != 1:
+            raise ModelError(f"{self.name}: expected one page loop beside one de-duplication loop in the "
+                             f"position loop, found {len(candidates)}")
+        page, position, dedup_loop = candidates[0]
         insns = r.steady_insns(page)
         mf = _has(insns, "v_mfma_f32_16x16x128_f8f6f4")
         if mf == 0 or mf % 8:
             raise ModelError(f"{self.name}: page loop has {mf} MFMAs; expected 8 per column group")
         self.groups = mf // 8
         self.page = Path("page loop (first pass)", insns, "page")
-        position = r.parent(page)
-        if position is None:
-            raise ModelError(f"{self.name}: no position loop around the page loop")
         self.position = Path("position", r.steady_insns(position), "position")
-        dedup = [l for l in r.children(position)
-                 if l is not page and _has(r.steady_insns(l), "v_readlane") and not _has(r.steady_insns(l), "buffer_store")
-                 and not _has(r.steady_insns(l), "ds_write")]
-        if len(dedup) != 1:
-            raise ModelError(f"{self.name}: the page de-duplication loop was not found")
-        self.dedup = Path("page de-duplication", r.steady_insns(dedup[0]), "distinct page")
+        self.dedup = Path("page de-duplication", r.steady_insns(dedup_loop), "distinct page")
         flush = [l for l in r.loops if _has(r.steady_insns(l), "buffer_store") and _has(r.steady_insns(l), "ds_read_b32")
                  and _mfma(r, l) == 0 and not (l.body <= position.body)]
         self.flush = Path("row-buffer flush", r.steady_insns(flush[0]), "256 threads x 4 positions") if flush else None
-        stage = [l for l in r.loops if _has(r.steady_insns(l), "ds_write_b128") and _has(r.steady_insns(l), "buffer_load")
-                 and _mfma(r, l) == 0]
-        if len(stage) != 1:
-            raise ModelError(f"{self.name}: the Q staging loop was not found")
-        self.stage = Path("Q staging", r.steady_insns(stage[0]), "256 16-byte chunks")
+        outer = position
+        while r.parent(outer) is not None:
+            outer = r.parent(outer)
+        self.prologue = Path("prologue (to the first position)", r.prologue_path(outer), "workgroup")
 
     def paths(self):
-        return [p for p in (self.page, self.position, self.dedup, self.flush, self.stage) if p]
+        return [p for p in (self.page, self.position, self.dedup, self.flush, self.prologue) if p]

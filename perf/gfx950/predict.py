@@ -5,11 +5,14 @@ Per unit of work (a decode tile, a scorer page) with n waves of the kernel resid
 (k = ceil(n / 4) per SIMD), a wave takes the longest of
   * its own path time with memory latency (sim.py: issue, unit occupancy, waits);
   * k x the SIMD's VALU time and k x its matrix-core time for one unit (waves of a SIMD share them);
-  * n x the CU's LDS time and n x its vector-memory time for one unit;
-  * n x the unit's HBM bytes / the CU's share of bandwidth (BW / 256 per clk).
-The binding resource is the term that is largest. Workgroups are spread evenly over the CUs
-(the busiest CU decides); when a CU has more workgroups than it can hold, they run in rounds
-of the occupancy, the last round with the rest."""
+  * n x the CU's LDS time and n x its vector-memory time for one unit.
+A workgroup's chain is its fixed parts (prologue, per-position overheads) plus its units at that
+rate. The CU's time for a round of resident workgroups is the longer of that chain and the
+round's HBM bytes over the CU's share of bandwidth (BW / 256): waves overlap each other's
+latencies perfectly in this bound, so it is optimistic where chain and bandwidth are close.
+The binding resource is the larger bound (for a chain: its largest part). Workgroups are
+spread evenly over the CUs (the busiest CU decides); when a CU has more workgroups than it
+can hold, they run in rounds of the occupancy, the last round with the rest."""
 import math
 from dataclasses import dataclass
 from gfx950 import hardware as hw
@@ -22,10 +25,9 @@ class UnitTime:
     terms: dict
 
 
-def unit_time(path, latency, n_waves, hbm_bytes, bandwidth):
+def unit_time(path, latency, n_waves):
     k = math.ceil(n_waves / hw.SIMDS_PER_CU)
     per_iter = path.units_per_iteration
-    bytes_per_clk = bandwidth / hw.CUS / hw.CLOCK_HZ
     t = path.timing[latency]
     one_wave = "memory latency (one wave)" if t.stall_clk_per_iteration > t.issue_clk_per_iteration else "issue (one wave)"
     terms = {
@@ -34,10 +36,23 @@ def unit_time(path, latency, n_waves, hbm_bytes, bandwidth):
         "MFMA (SIMD)": k * path.pipes["mfma"] / per_iter,
         "LDS (CU)": n_waves * path.pipes["lds"] / per_iter,
         "vector memory path (CU)": n_waves * path.pipes["vmem"] / per_iter,
-        "HBM bandwidth": n_waves * hbm_bytes / bytes_per_clk,
     }
     binding = max(terms, key=terms.get)
     return UnitTime(terms[binding], binding, terms)
+
+
+def cu_bytes_per_clk(bandwidth):
+    return bandwidth / hw.CUS / hw.CLOCK_HZ
+
+
+def settle(parts, round_bytes, bandwidth):
+    """A round's time: the longer of the workgroup chain (sum of `parts`, name -> clk) and the
+    round's HBM bytes on the CU at its bandwidth share; what binds it; the bandwidth time."""
+    chain = sum(parts.values())
+    bw = round_bytes / cu_bytes_per_clk(bandwidth)
+    if bw >= chain:
+        return bw, "HBM bandwidth", bw
+    return chain, max(parts, key=parts.get), bw
 
 
 def rounds(workgroups_per_cu, resident):
@@ -72,11 +87,12 @@ def predict_decode(kernel, plan, shape, latency, bandwidth):
     pro = kernel.prologue.timing[latency].clk_per_iteration
     total, binding, detail = 0.0, {}, []
     for n in rounds(per_cu, resident):
-        u = unit_time(kernel.loop, latency, n, tile_bytes, bandwidth)
-        t = pro + max(nonempty) * u.clk
+        u = unit_time(kernel.loop, latency, n)
+        parts = {"prologue (latency chain)": pro, u.binding: max(nonempty) * u.clk}
+        t, why, bw_clk = settle(parts, n * max(nonempty) * tile_bytes, bandwidth)
         total += t
-        binding[u.binding] = binding.get(u.binding, 0.0) + t
-        detail.append({"waves_per_cu": n, "tile_clk": u.clk, "binding": u.binding, "terms": u.terms})
+        binding[why] = binding.get(why, 0.0) + t
+        detail.append({"waves_per_cu": n, "tile_clk": u.clk, "binding": why, "parts": parts, "bandwidth_clk": bw_clk})
     hbm = B * Hk * L * plan["slot_bytes"] + B * Hk * P * shape["qg"] * (2 * plan["head_dim"] + 8)
     floor = hbm / bandwidth
     t_s = max(hw.seconds(total), floor)
@@ -125,26 +141,27 @@ def predict_score(kernel, plan, shape, latency, bandwidth):
     pages_per_position = min(chunk, reqs)  # every request of the chunk needs its own page
     pages_per_wave = pages_per_position / 4 if not plan["per_wave"] else pages_per_position
     dedup = pages_per_position
-    stage_iters = math.ceil(min(256, math.ceil(chunk * plan["padded_columns"] / 16) * 16) * 8 / 256)
     total, binding, detail = 0.0, {}, []
     for wg in rounds(per_cu_wg, resident_wg):
         n = 4 * wg
-        u = unit_time(kernel.page, latency, n, plan["page_bytes"], bandwidth)
-        per_position = (kernel.position.time(latency) + dedup * kernel.dedup.time(latency)
-                        + pages_per_wave * u.clk + latency)  # the position's first page is not prefetched
+        u = unit_time(kernel.page, latency, n)
+        # per position: its own code (table entry load, ballots), the de-duplication, and its
+        # first page, which is not prefetched (one latency)
+        overhead = kernel.position.time(latency) + dedup * kernel.dedup.time(latency) + latency
         flush = 0.0
         if plan["buffered"] and kernel.flush:
             items = chunk * plan["padded_columns"] * 4
-            flush = math.ceil(items / 256) * kernel.flush.time(latency) / 1.0
-        t = stage_iters * kernel.stage.time(latency) + positions * per_position + units_per_wg * flush
+            flush = math.ceil(items / 256) * kernel.flush.time(latency)
+        parts = {"prologue (Q staging)": kernel.prologue.time(latency),
+                 "per-position overhead": positions * overhead + units_per_wg * flush,
+                 u.binding: positions * pages_per_wave * u.clk}
+        t, why, bw_clk = settle(parts, wg * positions * pages_per_position * plan["page_bytes"], bandwidth)
         total += t
-        binding[u.binding] = binding.get(u.binding, 0.0) + t
-        detail.append({"waves_per_cu": n, "page_clk": u.clk, "binding": u.binding, "terms": u.terms,
-                       "position_clk": per_position})
+        binding[why] = binding.get(why, 0.0) + t
+        detail.append({"waves_per_cu": n, "page_clk": u.clk, "binding": why, "parts": parts, "bandwidth_clk": bw_clk})
     hbm = reqs * blocks * plan["page_bytes"] + reqs * shape["query_len"] * shape["heads"] * blocks * 4
     floor = hbm / bandwidth
     t_s = max(hw.seconds(total), floor)
     return {"seconds": t_s, "hbm_bytes": hbm, "binding": max(binding, key=binding.get) if hw.seconds(total) >= floor
             else "HBM bandwidth", "workgroups": workgroups, "positions_per_workgroup": positions,
-            "pages_per_wave_per_position": pages_per_wave, "rounds": detail, "occupancy": occ,
-            "stage_iterations": stage_iters}
+            "pages_per_wave_per_position": pages_per_wave, "rounds": detail, "occupancy": occ}

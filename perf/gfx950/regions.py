@@ -18,19 +18,22 @@ def _is_atomic(insn):
 
 
 def cold_blocks(blocks):
+    def guard(x):  # the block whose s_cbranch_execz x is the fall-through of, if x has no other entry
+        preds = [blocks[p] for p in x.preds]
+        if len(preds) == 1 and preds[0].insns[-1].mnemonic == "s_cbranch_execz" and preds[0].index + 1 == x.index:
+            return preds[0]
+        return None
+
     cold = set()
     for b in blocks:
         if any(_is_atomic(i) for i in b.insns):
             cold.add(b.index)
-            x = b
-            while True:
-                preds = [blocks[p] for p in x.preds]
-                guard = [p for p in preds
-                         if p.insns[-1].mnemonic == "s_cbranch_execz" and p.index + 1 == x.index]
-                if len(preds) != 1 or not guard:
-                    break
-                x = guard[0]
+            # the lane-mask tests leading only to it are conditional too; the first test,
+            # which every lane evaluates, is not
+            x = guard(b)
+            while x is not None and guard(x) is not None:
                 cold.add(x.index)
+                x = guard(x)
     return cold
 
 
@@ -76,25 +79,27 @@ class KernelRegions:
         live = cfg.reachable(self.blocks)
         return [b for b in sorted(live) if b not in in_loop and b not in self.cold]
 
-    def longest_path_before(self, header, weight):
-        """The heaviest path from the entry to `header` through blocks in no loop (a DAG
-        once loops are removed), by weight(block) summed: the prologue's critical path."""
-        in_loop = set()
-        for m in self.loops:
-            in_loop |= m.body
+    def prologue_path(self, loop):
+        """The instructions of one path from the entry to `loop`'s header through blocks in
+        no loop: the workgroup's prologue. Where it has variants, the path with the fewest
+        vector-memory instructions (q read by 16-byte loads, not byte by byte), then the
+        most instructions (the in-kernel WHT rather than a pre-rotated q)."""
+        in_loop = set().union(*(l.body for l in self.loops)) if self.loops else set()
         best = {}
 
-        def visit(b, stack=()):
-            if b in best:
-                return best[b]
-            if b == 0:
-                best[b] = weight(self.blocks[0])
-                return best[b]
-            preds = [p for p in self.blocks[b].preds
-                     if p not in in_loop and p not in self.cold and p not in stack]
-            value = weight(self.blocks[b]) + max((visit(p, stack + (b,)) for p in preds), default=float("-inf"))
-            best[b] = value
-            return value
+        def chain(b):
+            if b not in best:
+                preds = [p for p in self.blocks[b].preds if p not in in_loop and p not in self.cold and p < b]
+                longest = max((chain(p) for p in preds), key=self._weight, default=[])
+                best[b] = longest + [b]
+            return best[b]
 
-        preds = [p for p in self.blocks[header].preds if p not in in_loop and p not in self.cold]
-        return max((visit(p) for p in preds), default=0)
+        preds = [p for p in self.blocks[loop.header].preds if p not in in_loop and p not in self.cold]
+        if not preds:
+            return []
+        path = max((chain(p) for p in preds), key=self._weight)
+        return [i for b in path for i in self.blocks[b].insns]
+
+    def _weight(self, blocks):
+        insns = [i for b in blocks for i in self.blocks[b].insns]
+        return len(insns) - 1000 * sum(1 for i in insns if classify(i).unit == "vmem")
