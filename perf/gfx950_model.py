@@ -114,11 +114,11 @@ def path_rows(kname, p, per_unit, unit_name, lat):
 
 
 def parts_text(rounds):
-    """Each round's chain parts and its bandwidth-bound time, in us."""
+    """Each round's bounds (us), largest first."""
     out = []
     for r in rounds:
-        parts = ", ".join(f"{k} {hw.seconds(v) * 1e6:.1f}" for k, v in r["parts"].items())
-        out.append(f"{r['waves_per_cu']} waves: {parts}; HBM {hw.seconds(r['bandwidth_clk']) * 1e6:.1f}")
+        b = sorted(r["bounds"].items(), key=lambda kv: -kv[1])[:3]
+        out.append(f"{r['waves_per_cu']} waves/CU: " + ", ".join(f"{k} {hw.seconds(v) * 1e6:.1f}" for k, v in b))
     return "; then ".join(out)
 
 
@@ -198,6 +198,7 @@ def main():
                 "partition kernel, per round on the busiest CU (us)": parts_text(d["rounds"]),
                 "reducer us": f"{r['seconds'] * 1e6:.1f} [{r_lo * 1e6:.1f}-{r_hi * 1e6:.1f}]",
                 "reducer binds": r["binding"],
+                "reducer bounds (us)": parts_text(r["rounds"]),
                 "decode + reduce us": f"{both * 1e6:.1f}",
                 "% of peak BW (both)": f"{100 * (d['hbm_bytes'] + r['hbm_bytes']) / both / hw.HBM_PEAK_BYTES_S:.0f}",
                 "HBM floor us": f"{(d['hbm_bytes'] + r['hbm_bytes']) / bw * 1e6:.1f}",

@@ -133,22 +133,38 @@ UQ_DEVICE inline void store_sentinels(const Context& c, std::int32_t b, std::int
   }
 }
 
-// Position b (unit position jpos, the it-th position this wave walks). Adds the bad block
-// ids this wave is responsible for to bad_ids (the kernel counts them once, at its end).
-template <int R, bool Buffered>
-UQ_DEVICE inline void score_position(const Context& c, std::int32_t b, std::int32_t jpos, std::int32_t it,
-                                     std::uint32_t& bad_ids) {
+// Whether this lane's request needs block b's page: some row's score is its computed maximum,
+// i.e. b is neither init nor local for the last row (which sees the most blocks).
+UQ_DEVICE inline bool page_needed(const Context& c, std::int32_t b) {
+  return b < c.nb && b >= c.a->init_blocks && b < c.nb - c.a->local_blocks;
+}
+
+// The block-table entry of this lane's request at position b (0 when not needed). The
+// position loop loads it one position ahead, so its latency is hidden behind the previous
+// position's pages instead of opening every position (performance model, docs/PERF.md).
+UQ_DEVICE inline std::int32_t load_table_entry(const Context& c, std::int32_t b) {
   const ScoreKernelArgs& a = *c.a;
-  const bool in = b < c.nb;
-  // Some row's score is its computed maximum: b is neither init nor local for the last row
-  // (which sees the most blocks), so the page is needed.
-  const bool need = in && b >= a.init_blocks && b < c.nb - a.local_blocks;
   const std::uint32_t entry = static_cast<std::uint32_t>(c.req0 + static_cast<std::int32_t>(c.lane)) * a.table_stride_req +
                               static_cast<std::uint32_t>(b) * a.table_stride_block;
-  const std::int32_t id = static_cast<std::int32_t>(buffer_load_b32(c.tables, need ? 4u * entry : kMaskedOffset));
+  return static_cast<std::int32_t>(buffer_load_b32(c.tables, page_needed(c, b) ? 4u * entry : kMaskedOffset));
+}
+
+// Position b (unit position jpos, the it-th position this wave walks), whose table entry `id`
+// (load_table_entry) the caller has loaded. Returns the entry of position `next_b`, loaded here
+// as soon as `id` is dead, so that the load writes the register `id` came in (a load into
+// another register would need a copy at the loop's end, and the copy a wait for the load).
+// Adds the bad block ids this wave is responsible for to bad_ids (the kernel counts them
+// once, at its end).
+template <int R, bool Buffered>
+UQ_DEVICE inline std::int32_t score_position(const Context& c, std::int32_t b, std::int32_t jpos, std::int32_t it,
+                                             std::int32_t id, std::int32_t next_b, std::uint32_t& bad_ids) {
+  const ScoreKernelArgs& a = *c.a;
+  const bool in = b < c.nb;
+  const bool need = page_needed(c, b);
   const bool bad = need && (id < 0 || id >= a.page_limit);
   const bool ok = need && !bad;
   const std::int32_t page = ok ? id : -1;
+  const std::int32_t ahead = load_table_entry(c, next_b);
 
   // The wave that owns this position's sentinels and counts (all 4 waves see the same lanes
   // in shared mode).
@@ -171,7 +187,7 @@ UQ_DEVICE inline void score_position(const Context& c, std::int32_t b, std::int3
     if (c.per_wave || static_cast<std::uint32_t>(k % kWaves) == c.wave) mine |= 1ull << lead;
     ++k;
   }
-  if (mine == 0) return;
+  if (mine == 0) return ahead;
 
   // The tiles' offsets use the lane id passed through a cross-lane move, which the compiler
   // cannot hoist out of the loops: they are then computed next to their loads, where
@@ -200,6 +216,7 @@ UQ_DEVICE inline void score_position(const Context& c, std::int32_t b, std::int3
     const NextPage next{page_rsrc(a, readlane(page, more ? static_cast<std::uint32_t>(__builtin_ctzll(mine)) : lead), more)};
     score_page<R, Buffered>(c, tiles, page_rsrc(a, p), next, shfl(c.lane, c.lane), holders, mask_needed, b, jpos);
   }
+  return ahead;
 }
 
 // The buffered unit starting at position ub: each thread stores 4 consecutive positions of a
@@ -293,10 +310,18 @@ UQ_DEVICE inline void score_kernel(const scorer::ScoreKernelArgs& a) {
   const std::int32_t unit_step = a.splits * slots;
   std::int32_t it = 0;
   std::uint32_t bad_ids = 0;  // wave-uniform
-  for (std::int32_t ub = first_unit * a.unit; ballot(ub < c.nb) != 0; ub += unit_step * a.unit) {
+  // The table entry of the position about to be scored, loaded one position ahead. The
+  // position after b is the unit's next or, at the unit's end, the next unit's first; a unit
+  // ends early only when no lane's request reaches b, and then no later unit runs either, so
+  // the entry loaded ahead is always the one needed.
+  const std::int32_t unit_stride = unit_step * a.unit;
+  std::int32_t id = load_table_entry(c, first_unit * a.unit);
+  for (std::int32_t ub = first_unit * a.unit; ballot(ub < c.nb) != 0; ub += unit_stride) {
     std::int32_t b = ub;
-    for (std::int32_t jpos = 0; jpos < a.unit && ballot(b < c.nb) != 0; ++jpos, ++b, ++it)
-      score_position<R, Buffered>(c, b, jpos, it, bad_ids);
+    for (std::int32_t jpos = 0; jpos < a.unit && ballot(b < c.nb) != 0; ++jpos, ++b, ++it) {
+      const std::int32_t next = jpos + 1 < a.unit ? b + 1 : ub + unit_stride;
+      id = score_position<R, Buffered>(c, b, jpos, it, id, next, bad_ids);
+    }
     if constexpr (Buffered) {
       barrier();
       flush_unit<R>(c, ub);

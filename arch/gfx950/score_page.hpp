@@ -69,10 +69,13 @@ UQ_DEVICE inline void page_maxima(const Context& c, const Tiles& tiles, const i3
     if (t > 0) {
       UQ_GFX950_SCORE_UNROLL
       for (int g = 0; g < NG; ++g) {
+        // (the tile's offset subtracted from the limit, not added to e: constants 16 (t - 1) + e
+        // above 64 are no inline operands, and clang kept 15 of them in SGPRs)
+        const std::int32_t lim_t = lim[g] - 16 * (t - 1);
         UQ_GFX950_SCORE_UNROLL
         for (int e = 0; e < 4; ++e) {
           // element e of lane (col, kl): token 16 (t - 1) + 4 kl + e of column col
-          const bool keep = 16 * (t - 1) + e < lim[g];
+          const bool keep = e < lim_t;
           run[g] = max_ignoring_nan(run[g], keep ? acc[g][e] : neg_inf());
         }
       }

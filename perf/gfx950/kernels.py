@@ -72,6 +72,7 @@ class DecodeKernel:
             raise ModelError(f"{self.name}: tile loop has {scaled} scaled and {bf16} bf16 MFMAs; "
                              "expected 2 and 16 per 16-token tile")
         self.tiles_per_iteration = scaled // 2
+        self.tile_loop = loop
         self.loop = Path("tile loop", insns, "iteration", self.tiles_per_iteration)
         self.prologue = Path("prologue", r.prologue_path(loop), "workgroup")
 
@@ -102,6 +103,9 @@ class ReduceKernel:
         missing = {"weights", "list", "pass1"} - set(found)
         if missing:
             raise ModelError(f"{self.name}: reducer loops not found: {sorted(missing)}")
+        self.loops = {k: v[0] for k, v in found.items()}
+        first = min((v[0] for v in found.values()), key=lambda l: r.blocks[l.header].start)
+        self.prologue = Path("prologue", r.prologue_path(first), "workgroup")
         self.pass1 = Path("pass 1 (max m), one partition per lane", found["pass1"][1], "64 partitions")
         self.pass1x8 = Path("pass 1, unrolled by 8", found["pass1x8"][1], "512 partitions") if "pass1x8" in found else None
         self.weights = Path("pass 2 weights + list", found["weights"][1], "256 partitions")
@@ -109,7 +113,7 @@ class ReduceKernel:
         self.list_per_iteration = _has(found["list"][1], "buffer_load")
 
     def paths(self):
-        return [p for p in (self.pass1, self.pass1x8, self.weights, self.list) if p]
+        return [p for p in (self.pass1, self.pass1x8, self.weights, self.list, self.prologue) if p]
 
 
 class ScoreKernel:
@@ -138,6 +142,10 @@ class ScoreKernel:
             raise ModelError(f"{self.name}: expected one page loop beside one de-duplication loop in the "
                              f"position loop, found {len(candidates)}")
         page, position, dedup_loop = candidates[0]
+        self.page_loop, self.position_loop, self.dedup_loop = page, position, dedup_loop
+        self.unit_loop = r.parent(position)
+        if self.unit_loop is None:
+            raise ModelError(f"{self.name}: no unit loop around the position loop")
         insns = r.steady_insns(page)
         mf = _has(insns, "v_mfma_f32_16x16x128_f8f6f4")
         if mf == 0 or mf % 8:
@@ -149,10 +157,10 @@ class ScoreKernel:
         flush = [l for l in r.loops if _has(r.steady_insns(l), "buffer_store") and _has(r.steady_insns(l), "ds_read_b32")
                  and _mfma(r, l) == 0 and not (l.body <= position.body)]
         self.flush = Path("row-buffer flush", r.steady_insns(flush[0]), "256 threads x 4 positions") if flush else None
-        outer = position
-        while r.parent(outer) is not None:
-            outer = r.parent(outer)
-        self.prologue = Path("prologue (to the first position)", r.prologue_path(outer), "workgroup")
+        self.flush_loop = flush[0] if flush else None
+        if flush and r.parent(flush[0]) is not self.unit_loop:
+            raise ModelError(f"{self.name}: the row-buffer flush loop is not in the unit loop")
+        self.prologue = Path("prologue (to the first position)", r.prologue_path(self.unit_loop), "workgroup")
 
     def paths(self):
         return [p for p in (self.page, self.position, self.dedup, self.flush, self.prologue) if p]

@@ -1,64 +1,56 @@
-"""Predicted time of a launch at a shape: the one-wave path times (kernels.py) combined with
-the CU's shared pipes, the per-CU share of HBM bandwidth, occupancy and the grid.
+"""Predicted time of a launch at a shape, from the code paths (kernels.py) and the plan.
 
-Per unit of work (a decode tile, a scorer page) with n waves of the kernel resident on a CU
-(k = ceil(n / 4) per SIMD), a wave takes the longest of
-  * its own path time with memory latency (sim.py: issue, unit occupancy, waits);
-  * k x the SIMD's VALU time and k x its matrix-core time for one unit (waves of a SIMD share them);
-  * n x the CU's LDS time and n x its vector-memory time for one unit.
-A workgroup's chain is its fixed parts (prologue, per-position overheads) plus its units at that
-rate. The CU's time for a round of resident workgroups is the longer of that chain and the
-round's HBM bytes over the CU's share of bandwidth (BW / 256): waves overlap each other's
-latencies perfectly in this bound, so it is optimistic where chain and bandwidth are close.
-The binding resource is the larger bound (for a chain: its largest part). Workgroups are
-spread evenly over the CUs (the busiest CU decides); when a CU has more workgroups than it
-can hold, they run in rounds of the occupancy, the last round with the rest."""
+A workgroup's wave runs its whole instruction sequence for the shape — the prologue, then
+each loop's steady-state path as many times as the shape makes it run, nested loops in place
+(regions.expand) — through the one-wave simulation (sim.py): issue slots, unit occupancy,
+and every wait for memory, so a load issued ahead (the next tile, the next page, the next
+position's table entry) overlaps whatever runs in between. With n waves of the kernel on a
+CU (k = ceil(n / 4) per SIMD), the chain is the longest of
+  * that one-wave time,
+  * k x the sequence's VALU time and k x its matrix-core time (the SIMD's pipes are shared),
+  * n x its LDS time and n x its vector-memory time (the CU's);
+and a round of resident workgroups takes the longer of that chain and the round's HBM bytes
+over the CU's share of bandwidth (BW / 256). The bandwidth bound lets waves overlap each
+other's latencies perfectly, so it is optimistic where the two bounds are close. Workgroups are
+spread evenly over the CUs (the busiest CU decides); more than the occupancy run in rounds,
+the last with the rest."""
 import math
-from dataclasses import dataclass
-from gfx950 import hardware as hw
-
-
-@dataclass
-class UnitTime:
-    clk: float
-    binding: str
-    terms: dict
-
-
-def unit_time(path, latency, n_waves):
-    k = math.ceil(n_waves / hw.SIMDS_PER_CU)
-    per_iter = path.units_per_iteration
-    t = path.timing[latency]
-    one_wave = "memory latency (one wave)" if t.stall_clk_per_iteration > t.issue_clk_per_iteration else "issue (one wave)"
-    terms = {
-        one_wave: path.time(latency) / per_iter,
-        "VALU (SIMD)": k * path.pipes["valu"] / per_iter,
-        "MFMA (SIMD)": k * path.pipes["mfma"] / per_iter,
-        "LDS (CU)": n_waves * path.pipes["lds"] / per_iter,
-        "vector memory path (CU)": n_waves * path.pipes["vmem"] / per_iter,
-    }
-    binding = max(terms, key=terms.get)
-    return UnitTime(terms[binding], binding, terms)
-
-
-def cu_bytes_per_clk(bandwidth):
-    return bandwidth / hw.CUS / hw.CLOCK_HZ
-
-
-def settle(parts, round_bytes, bandwidth):
-    """A round's time: the longer of the workgroup chain (sum of `parts`, name -> clk) and the
-    round's HBM bytes on the CU at its bandwidth share; what binds it; the bandwidth time."""
-    chain = sum(parts.values())
-    bw = round_bytes / cu_bytes_per_clk(bandwidth)
-    if bw >= chain:
-        return bw, "HBM bandwidth", bw
-    return chain, max(parts, key=parts.get), bw
+from gfx950 import counts, hardware as hw, sim
+from gfx950.regions import expand
 
 
 def rounds(workgroups_per_cu, resident):
-    """Workgroups resident per round on the busiest CU: full rounds, then the rest."""
     full, rest = divmod(workgroups_per_cu, resident)
     return [resident] * full + ([rest] if rest else [])
+
+
+def chain(seq, latency, n_waves):
+    """The bounds of one workgroup's wave (clk) with n waves of the kernel on its CU."""
+    k = math.ceil(n_waves / hw.SIMDS_PER_CU)
+    pipes = sim.pipe_clk(counts.count(seq))
+    t = sim.simulate_once(seq, latency)
+    t0 = sim.simulate_once(seq, 0.0)
+    one = "HBM latency (one wave's loads in flight)" if t > 1.05 * t0 else "issue and LDS latency (one wave)"
+    return {one: t, "VALU (SIMD, shared)": k * pipes["valu"], "MFMA (SIMD, shared)": k * pipes["mfma"],
+            "LDS (CU, shared)": n_waves * pipes["lds"], "vector memory path (CU, shared)": n_waves * pipes["vmem"]}
+
+
+def settle(bounds, round_bytes, bandwidth):
+    bounds = dict(bounds)
+    bounds["HBM bandwidth"] = round_bytes / (bandwidth / hw.CUS / hw.CLOCK_HZ)
+    why = max(bounds, key=bounds.get)
+    return bounds[why], why, bounds
+
+
+def finish(rounds_out, hbm, bandwidth, extra):
+    total = sum(r["clk"] for r in rounds_out)
+    binding = {}
+    for r in rounds_out:
+        binding[r["binding"]] = binding.get(r["binding"], 0.0) + r["clk"]
+    t = max(hw.seconds(total), hbm / bandwidth)
+    out = {"seconds": t, "hbm_bytes": hbm, "binding": max(binding, key=binding.get), "rounds": rounds_out}
+    out.update(extra)
+    return out
 
 
 # ---------------------------------------------------------------- decode (partition kernel)
@@ -78,27 +70,21 @@ def predict_decode(kernel, plan, shape, latency, bandwidth):
     B, L, Hk = shape["num_seqs"], shape["seq_len"], shape["num_kv_heads"]
     P, tgpp = plan["partitions"], plan["tgpp"]
     tiles = [decode_tiles(L, P, tgpp, p) for p in range(P)]
-    nonempty = [t for t in tiles if t > 0]
-    workgroups = B * Hk * len(nonempty)
+    busy = [t for t in tiles if t > 0]
+    workgroups = B * Hk * len(busy)
     occ = hw.occupancy(kernel.notes["vgprs"], kernel.notes["lds"], 1)
-    resident = occ["waves_per_cu"]
     per_cu = math.ceil(workgroups / hw.CUS)
+    most = max(busy)
+    iterations = math.ceil(most / kernel.tiles_per_iteration)
+    seq = kernel.prologue.insns + kernel.loop.insns * iterations
     tile_bytes = plan["tile_tokens"] * plan["slot_bytes"]
-    pro = kernel.prologue.timing[latency].clk_per_iteration
-    total, binding, detail = 0.0, {}, []
-    for n in rounds(per_cu, resident):
-        u = unit_time(kernel.loop, latency, n)
-        parts = {"prologue (latency chain)": pro, u.binding: max(nonempty) * u.clk}
-        t, why, bw_clk = settle(parts, n * max(nonempty) * tile_bytes, bandwidth)
-        total += t
-        binding[why] = binding.get(why, 0.0) + t
-        detail.append({"waves_per_cu": n, "tile_clk": u.clk, "binding": why, "parts": parts, "bandwidth_clk": bw_clk})
+    out = []
+    for n in rounds(per_cu, occ["waves_per_cu"]):
+        clk, why, bounds = settle(chain(seq, latency, n), n * most * tile_bytes, bandwidth)
+        out.append({"waves_per_cu": n, "clk": clk, "binding": why, "bounds": bounds})
     hbm = B * Hk * L * plan["slot_bytes"] + B * Hk * P * shape["qg"] * (2 * plan["head_dim"] + 8)
-    floor = hbm / bandwidth
-    t_s = max(hw.seconds(total), floor)
-    return {"seconds": t_s, "hbm_bytes": hbm, "binding": max(binding, key=binding.get) if hw.seconds(total) >= floor
-            else "HBM bandwidth", "workgroups": workgroups, "waves_per_cu_max": per_cu, "resident": resident,
-            "tiles_per_workgroup": max(nonempty), "prologue_clk": pro, "rounds": detail, "occupancy": occ}
+    return finish(out, hbm, bandwidth, {"workgroups": workgroups, "waves_per_cu_max": per_cu,
+                                        "resident": occ["waves_per_cu"], "tiles_per_workgroup": most})
 
 
 # ---------------------------------------------------------------- reducer
@@ -109,20 +95,26 @@ def predict_reduce(kernel, plan, shape, latency, bandwidth):
     waves = B * Hk * qg * (plan["head_dim"] // plan["reduce_chunk"])
     per_lane = math.ceil(P / 64)
     x8, rest = divmod(per_lane, 8) if kernel.pass1x8 else (0, per_lane)
-    t = rest * kernel.pass1.time(latency) + (x8 * kernel.pass1x8.time(latency) if x8 else 0)
-    rounds_256 = math.ceil(P / 256)
-    t += rounds_256 * kernel.weights.time(latency)
+    seq = list(kernel.prologue.insns)
+    if x8:
+        seq += kernel.pass1x8.insns * x8
+    seq += kernel.pass1.insns * rest
+    r = kernel.regions
     listed = 0
-    for r in range(rounds_256):
-        in_round = max(0, min(nonempty - 256 * r, 256))
-        listed += math.ceil(in_round / kernel.list_per_iteration)
-    t += listed * kernel.list.time(latency)
+    for rnd in range(math.ceil(P / 256)):
+        in_round = max(0, min(nonempty - 256 * rnd, 256))
+        k = math.ceil(in_round / kernel.list_per_iteration)
+        listed += k
+        seq += expand(r, kernel.loops["weights"], {kernel.loops["list"].header: (k, {})})
+    per_cu = math.ceil(waves / hw.CUS)
+    occ = hw.occupancy(kernel.notes["vgprs"], kernel.notes["lds"], 1)
     hbm = B * Hk * qg * (P * (2 * plan["head_dim"] + 8) + 2 * plan["head_dim"])
-    floor = hbm / bandwidth
-    t_s = max(hw.seconds(t), floor)
-    return {"seconds": t_s, "hbm_bytes": hbm, "binding": "memory latency (serial round trips)" if hw.seconds(t) >= floor
-            else "HBM bandwidth", "waves": waves, "waves_per_cu": waves / hw.CUS,
-            "iterations": {"pass1": rest, "pass1x8": x8, "weights": rounds_256, "list": listed}}
+    out = []
+    for n in rounds(per_cu, occ["waves_per_cu"]):
+        clk, why, bounds = settle(chain(seq, latency, n), n * hbm / waves, bandwidth)
+        out.append({"waves_per_cu": n, "clk": clk, "binding": why, "bounds": bounds})
+    return finish(out, hbm, bandwidth, {"waves": waves, "waves_per_cu": waves / hw.CUS,
+                                        "iterations": {"pass1": rest, "pass1x8": x8, "list": listed}})
 
 
 # ---------------------------------------------------------------- scorer
@@ -130,38 +122,28 @@ def predict_score(kernel, plan, shape, latency, bandwidth):
     reqs, blocks = shape["num_reqs"], shape["max_blocks"]
     chunk, splits, unit = plan["chunk"], plan["splits"], plan["unit"]
     workgroups = plan["grid"]
-    waves = 4 * workgroups
     per_cu_wg = math.ceil(workgroups / hw.CUS)
     occ = hw.occupancy(kernel.notes["vgprs"], kernel.notes["lds"], 4)
-    resident_wg = occ["workgroups_per_cu"]
-    # Positions a workgroup walks: units split, split + splits, ... of `unit` positions each.
     units = math.ceil(blocks / unit)
     units_per_wg = math.ceil(units / splits) if not plan["per_wave"] else math.ceil(units / (splits * 4))
     positions = units_per_wg * unit
-    pages_per_position = min(chunk, reqs)  # every request of the chunk needs its own page
-    pages_per_wave = pages_per_position / 4 if not plan["per_wave"] else pages_per_position
-    dedup = pages_per_position
-    total, binding, detail = 0.0, {}, []
-    for wg in rounds(per_cu_wg, resident_wg):
+    pages_per_position = min(chunk, reqs)  # every request of the chunk needs a page of its own
+    pages_per_wave = pages_per_position // 4 if not plan["per_wave"] else pages_per_position
+    position_plan = {kernel.dedup_loop.header: (pages_per_position, {}),
+                     kernel.page_loop.header: (pages_per_wave, {})}
+    unit_plan = {kernel.position_loop.header: (unit, position_plan)}
+    if plan["buffered"] and kernel.flush_loop is not None:
+        items = chunk * plan["padded_columns"] * 4
+        unit_plan[kernel.flush_loop.header] = (math.ceil(items / 256), {})
+    one_unit = expand(kernel.regions, kernel.unit_loop, unit_plan)
+    seq = kernel.prologue.insns + one_unit * units_per_wg
+    out = []
+    for wg in rounds(per_cu_wg, occ["workgroups_per_cu"]):
         n = 4 * wg
-        u = unit_time(kernel.page, latency, n)
-        # per position: its own code (table entry load, ballots), the de-duplication, and its
-        # first page, which is not prefetched (one latency)
-        overhead = kernel.position.time(latency) + dedup * kernel.dedup.time(latency) + latency
-        flush = 0.0
-        if plan["buffered"] and kernel.flush:
-            items = chunk * plan["padded_columns"] * 4
-            flush = math.ceil(items / 256) * kernel.flush.time(latency)
-        parts = {"prologue (Q staging)": kernel.prologue.time(latency),
-                 "per-position overhead": positions * overhead + units_per_wg * flush,
-                 u.binding: positions * pages_per_wave * u.clk}
-        t, why, bw_clk = settle(parts, wg * positions * pages_per_position * plan["page_bytes"], bandwidth)
-        total += t
-        binding[why] = binding.get(why, 0.0) + t
-        detail.append({"waves_per_cu": n, "page_clk": u.clk, "binding": why, "parts": parts, "bandwidth_clk": bw_clk})
+        clk, why, bounds = settle(chain(seq, latency, n), wg * positions * pages_per_position * plan["page_bytes"],
+                                  bandwidth)
+        out.append({"waves_per_cu": n, "clk": clk, "binding": why, "bounds": bounds})
     hbm = reqs * blocks * plan["page_bytes"] + reqs * shape["query_len"] * shape["heads"] * blocks * 4
-    floor = hbm / bandwidth
-    t_s = max(hw.seconds(total), floor)
-    return {"seconds": t_s, "hbm_bytes": hbm, "binding": max(binding, key=binding.get) if hw.seconds(total) >= floor
-            else "HBM bandwidth", "workgroups": workgroups, "positions_per_workgroup": positions,
-            "pages_per_wave_per_position": pages_per_wave, "rounds": detail, "occupancy": occ}
+    return finish(out, hbm, bandwidth, {"workgroups": workgroups, "positions_per_workgroup": positions,
+                                        "pages_per_wave_per_position": pages_per_wave,
+                                        "occupancy": occ})

@@ -103,3 +103,43 @@ class KernelRegions:
     def _weight(self, blocks):
         insns = [i for b in blocks for i in self.blocks[b].insns]
         return len(insns) - 1000 * sum(1 for i in insns if classify(i).unit == "vmem")
+
+
+def expand(regions, loop, plan):
+    """One iteration of `loop` as a straight instruction sequence, its nested loops run in
+    place: plan maps a child loop's header to (iterations, plan of that child). A child's
+    entry blocks go with it (left out when it runs 0 times); a child not in the plan is not
+    run. Cold blocks are left out, as in the steady-state path."""
+    r = regions
+    inner = set()
+    for m in r.nested(loop):
+        inner |= m.body
+    own = sorted(loop.body - inner - r.cold)
+    children = {c.header: c for c in r.children(loop)}
+    emitted, out = set(), []
+
+    def run_child(h):
+        count, sub = plan[h]
+        body = expand(r, children[h], sub)
+        for _ in range(count):
+            out.extend(body)
+        emitted.add(h)
+
+    for b in own:
+        block = r.blocks[b]
+        entry_of = [h for h, c in children.items() if block.succs and all(s in c.body for s in block.succs)]
+        if entry_of:
+            h = entry_of[0]
+            if h in plan and plan[h][0] > 0:
+                out.extend(block.insns)
+                if h not in emitted:
+                    run_child(h)
+            continue
+        out.extend(block.insns)
+        for s in block.succs:
+            if s in children and s in plan and s not in emitted and plan[s][0] > 0:
+                run_child(s)
+    for h in plan:
+        if h not in emitted and plan[h][0] > 0 and h in children:
+            run_child(h)
+    return out
