@@ -21,6 +21,15 @@
 //         conversions to narrow formats only read the exponent field of the f32 scale"; its
 //         @pk_fp4_f32 test drops an exponent mask of the scale, @fneg_scale / @fabs_scale
 //         ("The sign of the scale is not read") drop sign changes.
+//  [AITER] ROCm/aiter op_tests/opus/device/test_tr_load_f16.cu (commit ef4b0731), AMD's
+//         single-wave gfx950 test of ds_read_b64_tr_b16, verified on hardware by its Python
+//         driver (we have not seen its results): a 16 x 32 row-major fp16 tile (K rows, N
+//         columns) in LDS, read by make_layout_r (lines 40-70: in each 16-lane group, lane
+//         4 kk + q addresses row kk, columns 4q .. 4q+3 of a 4 x 16 piece; group G takes rows
+//         8 (G / 2) + 4y + kk and columns 16 (G % 2) + 4q, y = 0, 1 for the two reads), and
+//         stored as the B operand of the 32x32x16 f16 MFMA (partition_layout_b, tr_load_f16_kernel
+//         below make_layout_r): lane l then holds B[k][n], n = l % 32, k = 8 (l / 32) + t for its
+//         items t = 0..7 (the calculator's CDNA3 32x32x8 f16 rule, K / 2 items per lane, at K = 16).
 //  [CK-TRITON] cache-policy bits of gfx942/gfx950 buffer instructions, "bit 0 = sc0, bit 1 = nt,
 //         bit 3 = swz, bit 4 = sc1": ROCm/composable_kernel's amd_buffer_coherence_enum comment
 //         and triton-lang/triton's AMD backend (the comment above its cache-policy helper for
@@ -206,6 +215,33 @@ TEST(EmuIndependentSources, QuantisingConvertReadsOnlyTheScalesExponent) {
     EXPECT_EQ(cvt_scalef32_pk_fp4_f32<0>(0u, a, b, noisy), cvt_scalef32_pk_fp4_f32<0>(0u, a, b, plain))
         << a << " " << b << " scale bits " << std::hex << bits_of(noisy);
     EXPECT_EQ(cvt_scalef32_pk_fp4_f32<3>(0xA5A5A5A5u, a, b, -noisy), cvt_scalef32_pk_fp4_f32<3>(0xA5A5A5A5u, a, b, plain));
+  }
+}
+
+// ---------------------------------------------------------------- [AITER] transpose read
+TEST(EmuIndependentSources, TransposeReadGivesTheOperandAmdsHardwareTestExpects) {
+  struct Tile {};
+  std::vector<std::uint16_t> got(64 * 8, 0);
+  const auto value = [](std::uint32_t k, std::uint32_t n) { return static_cast<std::uint16_t>(0x100 * k + n + 1); };
+  run_one_wave([&] {
+    const std::uint32_t lds = lds_allocate<16 * 32 * 2, Tile>();
+    const std::uint32_t l = lane_id();
+    for (std::uint32_t i = 0; i < 8; ++i) {  // lane l writes 8 elements of row l / 4
+      const std::uint32_t k = l / 4, n = 8 * (l % 4) + i;
+      lds_store<std::uint16_t>(lds + 2 * (32 * k + n), value(k, n));
+    }
+    barrier();
+    const std::uint32_t group = l / 16, kk = (l % 16) / 4, q = l % 4;
+    for (std::uint32_t y = 0; y < 2; ++y) {
+      const std::uint32_t k = 8 * (group / 2) + 4 * y + kk, n = 16 * (group % 2) + 4 * q;
+      const i16x4 r = ds_read_b64_tr_b16(lds + 2 * (32 * k + n));
+      for (std::uint32_t j = 0; j < 4; ++j) got[8 * l + 4 * y + j] = static_cast<std::uint16_t>(r[j]);
+    }
+  });
+  for (std::uint32_t l = 0; l < 64; ++l) {
+    for (std::uint32_t t = 0; t < 8; ++t) {
+      EXPECT_EQ(got[8 * l + t], value(8 * (l / 32) + t, l % 32)) << "lane " << l << " item " << t;
+    }
   }
 }
 
