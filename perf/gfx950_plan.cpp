@@ -4,7 +4,7 @@
 // model never restates them. (The scorer's part is its own translation unit: its launch header
 // and the decoder's both define a kQVectorLoads in uq::gfx950.)
 //
-//   gfx950_plan decode <num_seqs> <seq_len> <qg> <num_kv_heads> <block_size>
+//   gfx950_plan decode <num_seqs> <seq_len> <qg> <num_kv_heads> <block_size> [partitions]
 //   gfx950_plan score <num_reqs> <max_blocks> <query_len> <heads> <compute_units>
 #include "gfx950/decode_launch_args.hpp"
 #include "uq/partitions.hpp"
@@ -19,21 +19,22 @@ namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: gfx950_plan decode <num_seqs> <seq_len> <qg> <num_kv_heads> <block_size>\n"
+               "usage: gfx950_plan decode <num_seqs> <seq_len> <qg> <num_kv_heads> <block_size> [partitions]\n"
                "       gfx950_plan score <num_reqs> <max_blocks> <query_len> <heads> <compute_units>\n");
   return 2;
 }
 
 long long arg(char** argv, int i) { return std::atoll(argv[i]); }
 
-int decode(char** argv) {
+int decode(int argc, char** argv) {
   const int num_seqs = static_cast<int>(arg(argv, 2));
   const long long seq_len = arg(argv, 3);
   const int qg = static_cast<int>(arg(argv, 4)), kv_heads = static_cast<int>(arg(argv, 5));
   const int block_size = static_cast<int>(arg(argv, 6));
   // The block table is as wide as the sequence needs (the plan sizes for its width).
   const long long max_blocks = (seq_len + block_size - 1) / block_size;
-  const uq::PartitionChoice c = uq::choose_partitions(num_seqs, max_blocks, block_size);
+  const int forced = argc > 7 ? static_cast<int>(arg(argv, 7)) : 0;  // a what-if P (0: the library's choice)
+  const uq::PartitionChoice c = uq::choose_partitions(num_seqs, max_blocks, block_size, forced);
   uq::gfx950::DecodePartitionsLaunch p;
   p.num_seqs = num_seqs;
   p.num_kv_heads = kv_heads;
@@ -59,7 +60,7 @@ int decode(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 7 && std::string(argv[1]) == "decode") return decode(argv);
+  if ((argc == 7 || argc == 8) && std::string(argv[1]) == "decode") return decode(argc, argv);
   if (argc == 7 && std::string(argv[1]) == "score") return plan_score(argv);
   return usage();
 }
