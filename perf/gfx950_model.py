@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # CI runs this from the source tree: leave no __pycache__ there
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from gfx950 import disasm, hardware as hw, predict  # noqa: E402
