@@ -24,12 +24,19 @@ def rounds(workgroups_per_cu, resident):
     return [resident] * full + ([rest] if rest else [])
 
 
-def chain(seq, latency, n_waves):
-    """The bounds of one workgroup's wave (clk) with n waves of the kernel on its CU."""
+_one_wave = {}  # (key, latency) -> (time, time without latency, pipes): shapes repeat per bandwidth
+
+
+def chain(seq, latency, n_waves, key=None):
+    """The bounds of one workgroup's wave (clk) with n waves of the kernel on its CU. `key`
+    names the sequence (same key, same sequence) so that it is simulated once."""
     k = math.ceil(n_waves / hw.SIMDS_PER_CU)
-    pipes = sim.pipe_clk(counts.count(seq))
-    t = sim.simulate_once(seq, latency)
-    t0 = sim.simulate_once(seq, 0.0)
+    cached = _one_wave.get((key, latency)) if key is not None else None
+    if cached is None:
+        cached = (sim.simulate_once(seq, latency), sim.simulate_once(seq, 0.0), sim.pipe_clk(counts.count(seq)))
+        if key is not None:
+            _one_wave[(key, latency)] = cached
+    t, t0, pipes = cached
     one = "HBM latency (one wave's loads in flight)" if t > 1.05 * t0 else "issue and LDS latency (one wave)"
     return {one: t, "VALU (SIMD, shared)": k * pipes["valu"], "MFMA (SIMD, shared)": k * pipes["mfma"],
             "LDS (CU, shared)": n_waves * pipes["lds"], "vector memory path (CU, shared)": n_waves * pipes["vmem"]}
@@ -80,7 +87,8 @@ def predict_decode(kernel, plan, shape, latency, bandwidth):
     tile_bytes = plan["tile_tokens"] * plan["slot_bytes"]
     out = []
     for n in rounds(per_cu, occ["waves_per_cu"]):
-        clk, why, bounds = settle(chain(seq, latency, n), n * most * tile_bytes, bandwidth)
+        key = (kernel.name, most, len(seq))
+        clk, why, bounds = settle(chain(seq, latency, n, key), n * most * tile_bytes, bandwidth)
         out.append({"waves_per_cu": n, "clk": clk, "binding": why, "bounds": bounds})
     hbm = B * Hk * L * plan["slot_bytes"] + B * Hk * P * shape["qg"] * (2 * plan["head_dim"] + 8)
     return finish(out, hbm, bandwidth, {"workgroups": workgroups, "waves_per_cu_max": per_cu,
@@ -111,7 +119,8 @@ def predict_reduce(kernel, plan, shape, latency, bandwidth):
     hbm = B * Hk * qg * (P * (2 * plan["head_dim"] + 8) + 2 * plan["head_dim"])
     out = []
     for n in rounds(per_cu, occ["waves_per_cu"]):
-        clk, why, bounds = settle(chain(seq, latency, n), n * hbm / waves, bandwidth)
+        key = (kernel.name, P, nonempty, len(seq))
+        clk, why, bounds = settle(chain(seq, latency, n, key), n * hbm / waves, bandwidth)
         out.append({"waves_per_cu": n, "clk": clk, "binding": why, "bounds": bounds})
     return finish(out, hbm, bandwidth, {"waves": waves, "waves_per_cu": waves / hw.CUS,
                                         "iterations": {"pass1": rest, "pass1x8": x8, "list": listed}})
@@ -140,7 +149,8 @@ def predict_score(kernel, plan, shape, latency, bandwidth):
     out = []
     for wg in rounds(per_cu_wg, occ["workgroups_per_cu"]):
         n = 4 * wg
-        clk, why, bounds = settle(chain(seq, latency, n), wg * positions * pages_per_position * plan["page_bytes"],
+        key = (kernel.name, units_per_wg, unit, pages_per_position, len(seq))
+        clk, why, bounds = settle(chain(seq, latency, n, key), wg * positions * pages_per_position * plan["page_bytes"],
                                   bandwidth)
         out.append({"waves_per_cu": n, "clk": clk, "binding": why, "bounds": bounds})
     hbm = reqs * blocks * plan["page_bytes"] + reqs * shape["query_len"] * shape["heads"] * blocks * 4
