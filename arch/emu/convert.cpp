@@ -1,8 +1,12 @@
 // Per-lane conversions and arithmetic (spec §5, §6; v_perm_b32, v_exp_f32): pure functions
 // of their operands, no rendezvous.
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 
+#include "emu/emulator.hpp"
 #include "formats.hpp"
 #include "gfx950/isa.hpp"
 
@@ -92,11 +96,41 @@ std::uint32_t perm_b32(std::uint32_t hi, std::uint32_t lo, std::uint32_t sel) {
   return out;
 }
 
+namespace {
+
+Exp2Mode initial_exp2_mode() {
+  const char* v = std::getenv("UQ_EMU_EXP2");
+  return v != nullptr && std::strcmp(v, "perturbed") == 0 ? Exp2Mode::PerturbedUlp : Exp2Mode::CorrectlyRounded;
+}
+
+Exp2Mode& exp2_mode_ref() {
+  static Exp2Mode mode = initial_exp2_mode();
+  return mode;
+}
+
+// A fixed mix of the argument's bits (the splitmix64 finaliser's constants): which way the
+// perturbed exp2 moves is a deterministic function of x.
+bool perturb_up(float x) {
+  std::uint64_t h = static_cast<std::uint64_t>(bits32(x)) + 0x9E3779B97F4A7C15ull;
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  return ((h ^ (h >> 31)) & 1u) != 0;
+}
+
+}  // namespace
+
 float fast_exp2(float x) {
-  const float r = static_cast<float>(std::exp2(static_cast<double>(x)));
+  float r = static_cast<float>(std::exp2(static_cast<double>(x)));
+  if (exp2_mode_ref() == Exp2Mode::PerturbedUlp && std::isfinite(r) && r > 0.0f)
+    r = std::nextafter(r, perturb_up(x) ? std::numeric_limits<float>::infinity() : 0.0f);
   // v_exp_f32 produces no denormals: results below the smallest normal flush to +0.
   if (std::isfinite(r) && r < 0x1p-126f) return 0.0f;
   return r;
 }
 
 }  // namespace uq::emu::detail
+
+namespace uq::emu {
+Exp2Mode exp2_mode() { return detail::exp2_mode_ref(); }
+void set_exp2_mode(Exp2Mode mode) { detail::exp2_mode_ref() = mode; }
+}  // namespace uq::emu

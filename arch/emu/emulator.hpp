@@ -40,6 +40,19 @@ class Fault : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// How the emulated v_exp_f32 (isa.hpp fast_exp2) rounds. The hardware's error is about
+// 1 ulp and not published exactly; the emulator rounds correctly unless told otherwise:
+//   CorrectlyRounded  the float nearest 2^x (the default);
+//   PerturbedUlp      that value moved by one ulp up or down, the direction a fixed hash of
+//                     x's bits (deterministic: the same x always moves the same way), to show
+//                     that a kernel's results stay within tolerances derived for a ~1 ulp
+//                     exp2 (issue 19).
+// The initial mode is PerturbedUlp when the environment variable UQ_EMU_EXP2 is "perturbed"
+// at the first use, else CorrectlyRounded; set_exp2_mode changes it for the process.
+enum class Exp2Mode { CorrectlyRounded, PerturbedUlp };
+Exp2Mode exp2_mode();
+void set_exp2_mode(Exp2Mode mode);
+
 namespace detail {
 void run(const LaunchConfig& config, void (*body)(void*), void* arg);
 }  // namespace detail

@@ -39,7 +39,11 @@ UQ_DEVICE inline u32x4 key_order16(const u32x4& q) {
                perm_b32(q[3], q[2], kOdd)};
 }
 
-// One tile's loads in a lane's registers: its 16 code bytes and its 2 scale bytes.
+// One tile's loads in a lane's registers: its 16 code bytes, and the scale dword holding its
+// 2 scale bytes (bytes 2 kl, 2 kl + 1 of the token's 8 are the half kl & 1 of dword kl >> 1).
+// A whole dword, not a 2-byte load: a 16-bit load's value is zero-extended where it is used,
+// and clang put those extensions of all 8 tiles, carried round the page loop, at its top,
+// which made the wave wait there for the whole next page (performance model, docs/PERF.md).
 struct Tile {
   u32x4 codes;
   std::uint32_t scales;
@@ -64,13 +68,13 @@ UQ_DEVICE inline Tile load_tile(const buffer_rsrc& page, int t, std::uint32_t la
   const std::uint32_t tile_scales = static_cast<std::uint32_t>(kPageCodes) + static_cast<std::uint32_t>(t) * kTileTokens * 8u;
   Tile tile;
   tile.codes = buffer_load_b128(page, col * 64u + kl * 16u + tile_codes);
-  tile.scales = buffer_load_b16(page, col * 8u + kl * 2u + tile_scales);
+  tile.scales = buffer_load_b32(page, col * 8u + (kl >> 1) * 4u + tile_scales);
   return tile;
 }
 
 // The A operand of a tile: 16 tokens x this lane's 32 dims as E4M3, in key order.
-UQ_DEVICE inline i32x8 dequant_tile(const Tile& tile, std::uint32_t table_lds) {
-  const std::uint32_t s = tile.scales;
+UQ_DEVICE inline i32x8 dequant_tile(const Tile& tile, std::uint32_t table_lds, std::uint32_t lane) {
+  const std::uint32_t s = tile.scales >> (16u * ((lane >> 4) & 1u));
   const u32x2 e0 = lds_load<u32x2>(table_lds + (s & 0xFFu) * 8u);
   const u32x2 e1 = lds_load<u32x2>(table_lds + ((s >> 8) & 0xFFu) * 8u);
   const u32x4 c = tile.codes;

@@ -45,41 +45,75 @@ struct LengthsLdsTag {};
 struct RowBufferLdsTag {};
 
 // ---------------------------------------------------------------- prologue
-// Loads 16 bytes of q row `row`, head `head`, dims 16 c8 .. 16 c8 + 15.
-UQ_DEVICE inline u32x4 load_q_chunk(const ScoreKernelArgs& a, const buffer_rsrc& q, std::uint32_t row,
+// Loads 16 bytes of q row `row`, head `head`, dims 16 c8 .. 16 c8 + 15, or zeros when !ok (a
+// masked offset: no branch, so that every chunk's loads can be in flight together).
+UQ_DEVICE inline u32x4 load_q_chunk(const ScoreKernelArgs& a, const buffer_rsrc& q, bool ok, std::uint32_t row,
                                     std::uint32_t head, std::uint32_t c8) {
   const std::uint32_t base = row * a.q_stride_row + head * a.q_stride_head;
-  if (a.flags & kQVectorLoads) return buffer_load_b128(q, base + 16u * c8);
+  if (a.flags & kQVectorLoads) return buffer_load_b128(q, ok ? base + 16u * c8 : kMaskedOffset);
   u32x4 v = {0u, 0u, 0u, 0u};
+  UQ_GFX950_SCORE_UNROLL
   for (std::uint32_t e = 0; e < 16; ++e) {
-    const std::uint32_t byte = buffer_load_b8(q, base + (16u * c8 + e) * a.q_stride_dim);
+    const std::uint32_t byte = buffer_load_b8(q, ok ? base + (16u * c8 + e) * a.q_stride_dim : kMaskedOffset);
     v[e >> 2] |= byte << (8u * (e & 3u));
   }
   return v;
 }
 
 // The chunk's Q rows (zeros for padding columns and for requests past the chunk, up to a
-// whole 16-row MFMA group) in key order, the table, and the lanes' lengths.
+// whole 16-row MFMA group) in key order, the table, and the lanes' lengths, staged in two
+// steps: stage_loads issues every global load of the prologue (the thread's at most 8 Q
+// chunks and its table piece) before anything waits, so that they share one memory round
+// trip with the lengths' load rather than taking one each (performance model, docs/PERF.md);
+// stage_stores writes them to LDS.
 template <int R>
-UQ_DEVICE inline void stage(const Context& c) {
-  const ScoreKernelArgs& a = *c.a;
-  const buffer_rsrc q = make_buffer_rsrc(a.q, a.q_bytes);
+struct StageLoads {
+  static constexpr int kSteps = (Columns<R>::kRows * 8 + kThreads - 1) / kThreads;
+  u32x4 q[kSteps];
+  u32x2 table;
+};
+
+template <int R>
+UQ_DEVICE inline std::int32_t staged_q_chunks(const Context& c) {
   const std::int32_t rows_needed = ((c.nr * R + 15) / 16) * 16;
-  const std::int32_t rows = rows_needed < Columns<R>::kRows ? rows_needed : Columns<R>::kRows;
+  return 8 * (rows_needed < Columns<R>::kRows ? rows_needed : Columns<R>::kRows);
+}
+
+template <int R>
+UQ_DEVICE inline StageLoads<R> stage_loads(const Context& c) {
+  const ScoreKernelArgs& a = *c.a;
+  StageLoads<R> s;
+  const buffer_rsrc table = make_buffer_rsrc(a.table, kTableBytes);
+  static_assert(kTableBytes == 8 * kThreads, "one 8-byte piece of the table per thread");
+  s.table = buffer_load_b64(table, 8u * c.tx);
+  const buffer_rsrc q = make_buffer_rsrc(a.q, a.q_bytes);
+  const std::int32_t chunks = staged_q_chunks<R>(c);
   const std::uint32_t h_mask = (1u << a.heads_log2) - 1u;
-  for (std::int32_t u = static_cast<std::int32_t>(c.tx); u < rows * 8; u += kThreads) {
+  UQ_GFX950_SCORE_UNROLL
+  for (int k = 0; k < StageLoads<R>::kSteps; ++k) {
+    const std::int32_t u = static_cast<std::int32_t>(c.tx) + k * kThreads;
     const std::uint32_t i = static_cast<std::uint32_t>(u) >> 3, c8 = static_cast<std::uint32_t>(u) & 7u;
     const std::uint32_t rr = i / R, j = i % R;
     const std::uint32_t r = j >> a.heads_log2, head = j & h_mask;
-    u32x4 v = {0u, 0u, 0u, 0u};
-    if (static_cast<std::int32_t>(rr) < c.nr && static_cast<std::int32_t>(r) < a.query_len)
-      v = load_q_chunk(a, q, (static_cast<std::uint32_t>(c.req0) + rr) * static_cast<std::uint32_t>(a.query_len) + r,
-                       head, c8);
-    lds_store(q_chunk_address(c.q_lds, i, c8), key_order16(v));
+    const bool ok = u < chunks && static_cast<std::int32_t>(rr) < c.nr && static_cast<std::int32_t>(r) < a.query_len;
+    s.q[k] = load_q_chunk(a, q, ok, (static_cast<std::uint32_t>(c.req0) + rr) * static_cast<std::uint32_t>(a.query_len) + r,
+                          head, c8);
   }
-  const buffer_rsrc table = make_buffer_rsrc(a.table, kTableBytes);
-  static_assert(kTableBytes == 8 * kThreads, "one 8-byte piece of the table per thread");
-  lds_store(c.table_lds + 8u * c.tx, buffer_load_b64(table, 8u * c.tx));
+  return s;
+}
+
+template <int R>
+UQ_DEVICE inline void stage_stores(const Context& c, const StageLoads<R>& s) {
+  const std::int32_t chunks = staged_q_chunks<R>(c);
+  UQ_GFX950_SCORE_UNROLL
+  for (int k = 0; k < StageLoads<R>::kSteps; ++k) {
+    const std::int32_t u = static_cast<std::int32_t>(c.tx) + k * kThreads;
+    if (u < chunks) {
+      const std::uint32_t i = static_cast<std::uint32_t>(u) >> 3, c8 = static_cast<std::uint32_t>(u) & 7u;
+      lds_store(q_chunk_address(c.q_lds, i, c8), key_order16(s.q[k]));
+    }
+  }
+  lds_store(c.table_lds + 8u * c.tx, s.table);
   if (c.wave == 0) lds_store(c.lengths_lds + 4u * c.lane, c.len);
 }
 
@@ -99,22 +133,38 @@ UQ_DEVICE inline void store_sentinels(const Context& c, std::int32_t b, std::int
   }
 }
 
-// Position b (unit position jpos, the it-th position this wave walks). Adds the bad block
-// ids this wave is responsible for to bad_ids (the kernel counts them once, at its end).
-template <int R, bool Buffered>
-UQ_DEVICE inline void score_position(const Context& c, std::int32_t b, std::int32_t jpos, std::int32_t it,
-                                     std::uint32_t& bad_ids) {
+// Whether this lane's request needs block b's page: some row's score is its computed maximum,
+// i.e. b is neither init nor local for the last row (which sees the most blocks).
+UQ_DEVICE inline bool page_needed(const Context& c, std::int32_t b) {
+  return b < c.nb && b >= c.a->init_blocks && b < c.nb - c.a->local_blocks;
+}
+
+// The block-table entry of this lane's request at position b (0 when not needed). The
+// position loop loads it one position ahead, so its latency is hidden behind the previous
+// position's pages instead of opening every position (performance model, docs/PERF.md).
+UQ_DEVICE inline std::int32_t load_table_entry(const Context& c, std::int32_t b) {
   const ScoreKernelArgs& a = *c.a;
-  const bool in = b < c.nb;
-  // Some row's score is its computed maximum: b is neither init nor local for the last row
-  // (which sees the most blocks), so the page is needed.
-  const bool need = in && b >= a.init_blocks && b < c.nb - a.local_blocks;
   const std::uint32_t entry = static_cast<std::uint32_t>(c.req0 + static_cast<std::int32_t>(c.lane)) * a.table_stride_req +
                               static_cast<std::uint32_t>(b) * a.table_stride_block;
-  const std::int32_t id = static_cast<std::int32_t>(buffer_load_b32(c.tables, need ? 4u * entry : kMaskedOffset));
+  return static_cast<std::int32_t>(buffer_load_b32(c.tables, page_needed(c, b) ? 4u * entry : kMaskedOffset));
+}
+
+// Position b (unit position jpos, the it-th position this wave walks), whose table entry `id`
+// (load_table_entry) the caller has loaded. Returns the entry of position `next_b`, loaded here
+// as soon as `id` is dead, so that the load writes the register `id` came in (a load into
+// another register would need a copy at the loop's end, and the copy a wait for the load).
+// Adds the bad block ids this wave is responsible for to bad_ids (the kernel counts them
+// once, at its end).
+template <int R, bool Buffered>
+UQ_DEVICE inline std::int32_t score_position(const Context& c, std::int32_t b, std::int32_t jpos, std::int32_t it,
+                                             std::int32_t id, std::int32_t next_b, std::uint32_t& bad_ids) {
+  const ScoreKernelArgs& a = *c.a;
+  const bool in = b < c.nb;
+  const bool need = page_needed(c, b);
   const bool bad = need && (id < 0 || id >= a.page_limit);
   const bool ok = need && !bad;
   const std::int32_t page = ok ? id : -1;
+  const std::int32_t ahead = load_table_entry(c, next_b);
 
   // The wave that owns this position's sentinels and counts (all 4 waves see the same lanes
   // in shared mode).
@@ -137,7 +187,7 @@ UQ_DEVICE inline void score_position(const Context& c, std::int32_t b, std::int3
     if (c.per_wave || static_cast<std::uint32_t>(k % kWaves) == c.wave) mine |= 1ull << lead;
     ++k;
   }
-  if (mine == 0) return;
+  if (mine == 0) return ahead;
 
   // The tiles' offsets use the lane id passed through a cross-lane move, which the compiler
   // cannot hoist out of the loops: they are then computed next to their loads, where
@@ -148,8 +198,14 @@ UQ_DEVICE inline void score_position(const Context& c, std::int32_t b, std::int3
     const std::uint32_t lane = shfl(c.lane, c.lane);
     const std::int32_t first = readlane(page, static_cast<std::uint32_t>(__builtin_ctzll(mine)));
     const buffer_rsrc r = page_rsrc(a, first);
+    // Tile by tile, as the page loop reloads them: the loop's s_waitcnt then needs only the
+    // tile at hand (vmcnt(14)); scheduled freely, the 8 code loads went first and the loop
+    // waited for 5 tiles at its top (performance model, docs/PERF.md).
     UQ_GFX950_SCORE_UNROLL
-    for (int t = 0; t < kTiles; ++t) tiles.tile[t] = load_tile(r, t, lane);
+    for (int t = 0; t < kTiles; ++t) {
+      tiles.tile[t] = load_tile(r, t, lane);
+      sched_barrier<0>();
+    }
   }
   while (mine != 0) {
     const std::uint32_t lead = static_cast<std::uint32_t>(__builtin_ctzll(mine));
@@ -160,6 +216,7 @@ UQ_DEVICE inline void score_position(const Context& c, std::int32_t b, std::int3
     const NextPage next{page_rsrc(a, readlane(page, more ? static_cast<std::uint32_t>(__builtin_ctzll(mine)) : lead), more)};
     score_page<R, Buffered>(c, tiles, page_rsrc(a, p), next, shfl(c.lane, c.lane), holders, mask_needed, b, jpos);
   }
+  return ahead;
 }
 
 // The buffered unit starting at position ub: each thread stores 4 consecutive positions of a
@@ -227,6 +284,7 @@ UQ_DEVICE inline void score_kernel(const scorer::ScoreKernelArgs& a) {
   const std::int32_t raw = static_cast<std::int32_t>(buffer_load_b32(
       lens, has_req ? 4u * static_cast<std::uint32_t>(c.req0 + static_cast<std::int32_t>(c.lane)) * a.seq_lens_stride
                     : kMaskedOffset));
+  const StageLoads<R> staged = stage_loads<R>(c);  // in flight with the length
   const std::int32_t cap = a.max_blocks * kBlockTokens;
   c.len = raw < 0 ? 0 : (raw > cap ? cap : raw);
   c.nb = (c.len + kBlockTokens - 1) / kBlockTokens;
@@ -244,7 +302,7 @@ UQ_DEVICE inline void score_kernel(const scorer::ScoreKernelArgs& a) {
       atomic_add_u64(counters + kCounterLongSeqLens, static_cast<unsigned long long>(__builtin_popcountll(too_long)));
   }
 
-  stage<R>(c);
+  stage_stores<R>(c, staged);
   barrier();
 
   const std::int32_t slots = c.per_wave ? kWaves : 1;
@@ -252,10 +310,18 @@ UQ_DEVICE inline void score_kernel(const scorer::ScoreKernelArgs& a) {
   const std::int32_t unit_step = a.splits * slots;
   std::int32_t it = 0;
   std::uint32_t bad_ids = 0;  // wave-uniform
-  for (std::int32_t ub = first_unit * a.unit; ballot(ub < c.nb) != 0; ub += unit_step * a.unit) {
+  // The table entry of the position about to be scored, loaded one position ahead. The
+  // position after b is the unit's next or, at the unit's end, the next unit's first; a unit
+  // ends early only when no lane's request reaches b, and then no later unit runs either, so
+  // the entry loaded ahead is always the one needed.
+  const std::int32_t unit_stride = unit_step * a.unit;
+  std::int32_t id = load_table_entry(c, first_unit * a.unit);
+  for (std::int32_t ub = first_unit * a.unit; ballot(ub < c.nb) != 0; ub += unit_stride) {
     std::int32_t b = ub;
-    for (std::int32_t jpos = 0; jpos < a.unit && ballot(b < c.nb) != 0; ++jpos, ++b, ++it)
-      score_position<R, Buffered>(c, b, jpos, it, bad_ids);
+    for (std::int32_t jpos = 0; jpos < a.unit && ballot(b < c.nb) != 0; ++jpos, ++b, ++it) {
+      const std::int32_t next = jpos + 1 < a.unit ? b + 1 : ub + unit_stride;
+      id = score_position<R, Buffered>(c, b, jpos, it, id, next, bad_ids);
+    }
     if constexpr (Buffered) {
       barrier();
       flush_unit<R>(c, ub);

@@ -27,7 +27,7 @@ struct StreamedTiles {
   const NextPage* next;
   std::uint32_t lane;  // the lane id, passed through a cross-lane move (score_position)
   UQ_DEVICE i32x8 fragment(int t, const Context& c) const {
-    const i32x8 frag = dequant_tile(tiles->tile[t], c.table_lds);
+    const i32x8 frag = dequant_tile(tiles->tile[t], c.table_lds, lane);
     tiles->tile[t] = load_tile(next->rsrc, t, lane);
     return frag;
   }
@@ -37,7 +37,7 @@ struct ReloadedTiles {
   buffer_rsrc page;
   std::uint32_t lane;  // as above
   UQ_DEVICE i32x8 fragment(int t, const Context& c) const {
-    return dequant_tile(load_tile(page, t, lane), c.table_lds);
+    return dequant_tile(load_tile(page, t, lane), c.table_lds, lane);
   }
 };
 
@@ -69,10 +69,13 @@ UQ_DEVICE inline void page_maxima(const Context& c, const Tiles& tiles, const i3
     if (t > 0) {
       UQ_GFX950_SCORE_UNROLL
       for (int g = 0; g < NG; ++g) {
+        // (the tile's offset subtracted from the limit, not added to e: constants 16 (t - 1) + e
+        // above 64 are no inline operands, and clang kept 15 of them in SGPRs)
+        const std::int32_t lim_t = lim[g] - 16 * (t - 1);
         UQ_GFX950_SCORE_UNROLL
         for (int e = 0; e < 4; ++e) {
           // element e of lane (col, kl): token 16 (t - 1) + 4 kl + e of column col
-          const bool keep = 16 * (t - 1) + e < lim[g];
+          const bool keep = e < lim_t;
           run[g] = max_ignoring_nan(run[g], keep ? acc[g][e] : neg_inf());
         }
       }

@@ -1,0 +1,166 @@
+"""The three gfx950 kernels as the model sees them: which loops of the code object are their
+steady state, what one iteration of each is (a tile, a page, a partition group), and the
+one-wave times of each path (gfx950/sim.py). A loop that cannot be identified is an error:
+the model must be updated with the kernel (CI runs it).
+
+Work per iteration is read from the code where it can be (MFMAs per tile) and checked against
+the design (arch/gfx950/README.md): a decode tile is 16 tokens = 2 scaled 16x16x128 MFMAs +
+16 bf16 16x16x16 MFMAs; a scorer page is 128 tokens = 8 tiles of 16x16x128 FP8 MFMAs per
+column group."""
+from dataclasses import dataclass, field
+from gfx950 import counts, hardware as hw, mca, sim
+from gfx950.regions import KernelRegions
+
+
+class ModelError(RuntimeError):
+    pass
+
+
+@dataclass
+class Path:
+    """A steady-state loop path (one iteration) or a straight-line path."""
+    name: str
+    insns: list
+    per: str                 # what one iteration is
+    units_per_iteration: float = 1.0  # tiles (decode) / pages (scorer) / 1
+    counter: object = None
+    pipes: dict = None
+    mca: dict = None
+    timing: dict = field(default_factory=dict)  # latency (clk) -> sim.Timing
+
+    def analyse(self, mca_tool, latencies):
+        self.counter = counts.count(self.insns)
+        self.pipes = sim.pipe_clk(self.counter)
+        self.mca = mca.analyse(mca_tool, self.insns) if mca_tool else None
+        for lat in latencies:
+            self.timing[lat] = sim.simulate(self.insns, lat)
+        return self
+
+    def time(self, latency):
+        return self.timing[latency].clk_per_iteration
+
+
+def _mfma(r, loop):
+    return sum(1 for i in r.insns_of(loop) if i.mnemonic.startswith("v_mfma"))
+
+
+def _has(insns, prefix):
+    return sum(1 for i in insns if i.mnemonic.startswith(prefix))
+
+
+def _notes(kernel):
+    n = kernel.notes
+    return {"vgprs": n.get("vgpr_count"), "agprs": n.get("agpr_count"), "sgprs": n.get("sgpr_count"),
+            "lds": n.get("group_segment_fixed_size"), "scratch": n.get("private_segment_fixed_size")}
+
+
+class DecodeKernel:
+    waves_per_workgroup = 1
+
+    def __init__(self, kernel):
+        self.name = kernel.name
+        self.notes = _notes(kernel)
+        r = self.regions = KernelRegions(kernel)
+        mfma_loops = [l for l in r.loops if _mfma(r, l) > 0]
+        if not mfma_loops:
+            raise ModelError(f"{self.name}: no loop with MFMAs (the tile loop) found")
+        loop = max(mfma_loops, key=lambda l: _mfma(r, l))
+        insns = r.steady_insns(loop)
+        scaled = _has(insns, "v_mfma_scale_f32_16x16x128")
+        bf16 = _has(insns, "v_mfma_f32_16x16x16_bf16")
+        if scaled == 0 or scaled % 2 or bf16 != 8 * scaled:
+            raise ModelError(f"{self.name}: tile loop has {scaled} scaled and {bf16} bf16 MFMAs; "
+                             "expected 2 and 16 per 16-token tile")
+        self.tiles_per_iteration = scaled // 2
+        self.tile_loop = loop
+        self.loop = Path("tile loop", insns, "iteration", self.tiles_per_iteration)
+        self.prologue = Path("prologue", r.prologue_path(loop), "workgroup")
+
+    def paths(self):
+        return [self.loop, self.prologue]
+
+
+class ReduceKernel:
+    waves_per_workgroup = 1
+
+    def __init__(self, kernel):
+        self.name = kernel.name
+        self.notes = _notes(kernel)
+        r = self.regions = KernelRegions(kernel)
+        found = {}
+        for loop in r.loops:
+            insns = r.steady_insns(loop)
+            loads = _has(insns, "buffer_load")
+            lds = _has(insns, "ds_read") + _has(insns, "ds_write")
+            if _has(insns, "v_exp_f32") and _has(insns, "ds_write"):
+                found["weights"] = (loop, insns)
+            elif _has(insns, "ds_read") and loads >= 16:
+                found["list"] = (loop, insns)
+            elif lds == 0 and loads == 8:
+                found["pass1x8"] = (loop, insns)
+            elif lds == 0 and loads == 1:
+                found["pass1"] = (loop, insns)
+        missing = {"weights", "list", "pass1"} - set(found)
+        if missing:
+            raise ModelError(f"{self.name}: reducer loops not found: {sorted(missing)}")
+        self.loops = {k: v[0] for k, v in found.items()}
+        first = min((v[0] for v in found.values()), key=lambda l: r.blocks[l.header].start)
+        self.prologue = Path("prologue", r.prologue_path(first), "workgroup")
+        self.pass1 = Path("pass 1 (max m), one partition per lane", found["pass1"][1], "64 partitions")
+        self.pass1x8 = Path("pass 1, unrolled by 8", found["pass1x8"][1], "512 partitions") if "pass1x8" in found else None
+        self.weights = Path("pass 2 weights + list", found["weights"][1], "256 partitions")
+        self.list = Path("pass 2 weighted sum", found["list"][1], "16 listed partitions")
+        self.list_per_iteration = _has(found["list"][1], "buffer_load")
+
+    def paths(self):
+        return [p for p in (self.pass1, self.pass1x8, self.weights, self.list, self.prologue) if p]
+
+
+class ScoreKernel:
+    waves_per_workgroup = 4
+
+    def __init__(self, kernel):
+        self.name = kernel.name
+        self.notes = _notes(kernel)
+        r = self.regions = KernelRegions(kernel)
+        def is_dedup(l):  # the page de-duplication loop: readlane + ballot, no stores
+            ins = r.steady_insns(l)
+            return (_mfma(r, l) == 0 and _has(ins, "v_readlane") and not _has(ins, "buffer_store")
+                    and not _has(ins, "ds_write"))
+
+        # The page loop: an MFMA loop in the position loop, whose other child is the
+        # de-duplication loop (a further-pass loop, when the compiler keeps one, is nested in
+        # the page loop).
+        candidates = []
+        for l in r.loops:
+            parent = r.parent(l)
+            if _mfma(r, l) and parent is not None:
+                dedup = [c for c in r.children(parent) if c is not l and is_dedup(c)]
+                if len(dedup) == 1:
+                    candidates.append((l, parent, dedup[0]))
+        if len(candidates) != 1:
+            raise ModelError(f"{self.name}: expected one page loop beside one de-duplication loop in the "
+                             f"position loop, found {len(candidates)}")
+        page, position, dedup_loop = candidates[0]
+        self.page_loop, self.position_loop, self.dedup_loop = page, position, dedup_loop
+        self.unit_loop = r.parent(position)
+        if self.unit_loop is None:
+            raise ModelError(f"{self.name}: no unit loop around the position loop")
+        insns = r.steady_insns(page)
+        mf = _has(insns, "v_mfma_f32_16x16x128_f8f6f4")
+        if mf == 0 or mf % 8:
+            raise ModelError(f"{self.name}: page loop has {mf} MFMAs; expected 8 per column group")
+        self.groups = mf // 8
+        self.page = Path("page loop (first pass)", insns, "page")
+        self.position = Path("position", r.steady_insns(position), "position")
+        self.dedup = Path("page de-duplication", r.steady_insns(dedup_loop), "distinct page")
+        flush = [l for l in r.loops if _has(r.steady_insns(l), "buffer_store") and _has(r.steady_insns(l), "ds_read_b32")
+                 and _mfma(r, l) == 0 and not (l.body <= position.body)]
+        self.flush = Path("row-buffer flush", r.steady_insns(flush[0]), "256 threads x 4 positions") if flush else None
+        self.flush_loop = flush[0] if flush else None
+        if flush and r.parent(flush[0]) is not self.unit_loop:
+            raise ModelError(f"{self.name}: the row-buffer flush loop is not in the unit loop")
+        self.prologue = Path("prologue (to the first position)", r.prologue_path(self.unit_loop), "workgroup")
+
+    def paths(self):
+        return [p for p in (self.page, self.position, self.dedup, self.flush, self.prologue) if p]

@@ -1,0 +1,159 @@
+"""Predicted time of a launch at a shape, from the code paths (kernels.py) and the plan.
+
+A workgroup's wave runs its whole instruction sequence for the shape — the prologue, then
+each loop's steady-state path as many times as the shape makes it run, nested loops in place
+(regions.expand) — through the one-wave simulation (sim.py): issue slots, unit occupancy,
+and every wait for memory, so a load issued ahead (the next tile, the next page, the next
+position's table entry) overlaps whatever runs in between. With n waves of the kernel on a
+CU (k = ceil(n / 4) per SIMD), the chain is the longest of
+  * that one-wave time,
+  * k x the sequence's VALU time and k x its matrix-core time (the SIMD's pipes are shared),
+  * n x its LDS time and n x its vector-memory time (the CU's);
+and a round of resident workgroups takes the longer of that chain and the round's HBM bytes
+over the CU's share of bandwidth (BW / 256). The bandwidth bound lets waves overlap each
+other's latencies perfectly, so it is optimistic where the two bounds are close. Workgroups are
+spread evenly over the CUs (the busiest CU decides); more than the occupancy run in rounds,
+the last with the rest."""
+import math
+from gfx950 import counts, hardware as hw, sim
+from gfx950.regions import expand
+
+
+def rounds(workgroups_per_cu, resident):
+    full, rest = divmod(workgroups_per_cu, resident)
+    return [resident] * full + ([rest] if rest else [])
+
+
+_one_wave = {}  # (key, latency) -> (time, time without latency, pipes): shapes repeat per bandwidth
+
+
+def chain(seq, latency, n_waves, key=None):
+    """The bounds of one workgroup's wave (clk) with n waves of the kernel on its CU. `key`
+    names the sequence (same key, same sequence) so that it is simulated once."""
+    k = math.ceil(n_waves / hw.SIMDS_PER_CU)
+    cached = _one_wave.get((key, latency)) if key is not None else None
+    if cached is None:
+        cached = (sim.simulate_once(seq, latency), sim.simulate_once(seq, 0.0), sim.pipe_clk(counts.count(seq)))
+        if key is not None:
+            _one_wave[(key, latency)] = cached
+    t, t0, pipes = cached
+    one = "HBM latency (one wave's loads in flight)" if t > 1.05 * t0 else "issue and LDS latency (one wave)"
+    return {one: t, "VALU (SIMD, shared)": k * pipes["valu"], "MFMA (SIMD, shared)": k * pipes["mfma"],
+            "LDS (CU, shared)": n_waves * pipes["lds"], "vector memory path (CU, shared)": n_waves * pipes["vmem"]}
+
+
+def settle(bounds, round_bytes, bandwidth):
+    bounds = dict(bounds)
+    bounds["HBM bandwidth"] = round_bytes / (bandwidth / hw.CUS / hw.CLOCK_HZ)
+    why = max(bounds, key=bounds.get)
+    return bounds[why], why, bounds
+
+
+def finish(rounds_out, hbm, bandwidth, extra):
+    total = sum(r["clk"] for r in rounds_out)
+    binding = {}
+    for r in rounds_out:
+        binding[r["binding"]] = binding.get(r["binding"], 0.0) + r["clk"]
+    t = max(hw.seconds(total), hbm / bandwidth)
+    out = {"seconds": t, "hbm_bytes": hbm, "binding": max(binding, key=binding.get), "rounds": rounds_out}
+    out.update(extra)
+    return out
+
+
+# ---------------------------------------------------------------- decode (partition kernel)
+def decode_tiles(seq_len, partitions, tgpp, p, tile_group_tokens=256, tile_tokens=16):
+    """Tiles of workgroup (b, h, p) (decode_kernel.hpp: tile-groups p, p + P, ... below the
+    sequence's end, at most TGPP, the last one up to the end)."""
+    groups = math.ceil(seq_len / tile_group_tokens)
+    owned = (groups - p + partitions - 1) // partitions if p < groups else 0
+    trip = min(owned, tgpp)
+    if trip == 0:
+        return 0
+    last = seq_len - (p + (trip - 1) * partitions) * tile_group_tokens
+    return (trip - 1) * (tile_group_tokens // tile_tokens) + math.ceil(min(last, tile_group_tokens) / tile_tokens)
+
+
+def predict_decode(kernel, plan, shape, latency, bandwidth):
+    B, L, Hk = shape["num_seqs"], shape["seq_len"], shape["num_kv_heads"]
+    P, tgpp = plan["partitions"], plan["tgpp"]
+    tiles = [decode_tiles(L, P, tgpp, p) for p in range(P)]
+    busy = [t for t in tiles if t > 0]
+    workgroups = B * Hk * len(busy)
+    occ = hw.occupancy(kernel.notes["vgprs"], kernel.notes["lds"], 1)
+    per_cu = math.ceil(workgroups / hw.CUS)
+    most = max(busy)
+    iterations = math.ceil(most / kernel.tiles_per_iteration)
+    seq = kernel.prologue.insns + kernel.loop.insns * iterations
+    tile_bytes = plan["tile_tokens"] * plan["slot_bytes"]
+    out = []
+    for n in rounds(per_cu, occ["waves_per_cu"]):
+        key = (kernel.name, most, len(seq))
+        clk, why, bounds = settle(chain(seq, latency, n, key), n * most * tile_bytes, bandwidth)
+        out.append({"waves_per_cu": n, "clk": clk, "binding": why, "bounds": bounds})
+    hbm = B * Hk * L * plan["slot_bytes"] + B * Hk * P * shape["qg"] * (2 * plan["head_dim"] + 8)
+    return finish(out, hbm, bandwidth, {"workgroups": workgroups, "waves_per_cu_max": per_cu,
+                                        "resident": occ["waves_per_cu"], "tiles_per_workgroup": most})
+
+
+# ---------------------------------------------------------------- reducer
+def predict_reduce(kernel, plan, shape, latency, bandwidth):
+    B, Hk, qg = shape["num_seqs"], shape["num_kv_heads"], shape["qg"]
+    P = plan["partitions"]
+    nonempty = sum(1 for p in range(P) if decode_tiles(shape["seq_len"], P, plan["tgpp"], p) > 0)
+    waves = B * Hk * qg * (plan["head_dim"] // plan["reduce_chunk"])
+    per_lane = math.ceil(P / 64)
+    x8, rest = divmod(per_lane, 8) if kernel.pass1x8 else (0, per_lane)
+    seq = list(kernel.prologue.insns)
+    if x8:
+        seq += kernel.pass1x8.insns * x8
+    seq += kernel.pass1.insns * rest
+    r = kernel.regions
+    listed = 0
+    for rnd in range(math.ceil(P / 256)):
+        in_round = max(0, min(nonempty - 256 * rnd, 256))
+        k = math.ceil(in_round / kernel.list_per_iteration)
+        listed += k
+        seq += expand(r, kernel.loops["weights"], {kernel.loops["list"].header: (k, {})})
+    per_cu = math.ceil(waves / hw.CUS)
+    occ = hw.occupancy(kernel.notes["vgprs"], kernel.notes["lds"], 1)
+    hbm = B * Hk * qg * (P * (2 * plan["head_dim"] + 8) + 2 * plan["head_dim"])
+    out = []
+    for n in rounds(per_cu, occ["waves_per_cu"]):
+        key = (kernel.name, P, nonempty, len(seq))
+        clk, why, bounds = settle(chain(seq, latency, n, key), n * hbm / waves, bandwidth)
+        out.append({"waves_per_cu": n, "clk": clk, "binding": why, "bounds": bounds})
+    return finish(out, hbm, bandwidth, {"waves": waves, "waves_per_cu": waves / hw.CUS,
+                                        "iterations": {"pass1": rest, "pass1x8": x8, "list": listed}})
+
+
+# ---------------------------------------------------------------- scorer
+def predict_score(kernel, plan, shape, latency, bandwidth):
+    reqs, blocks = shape["num_reqs"], shape["max_blocks"]
+    chunk, splits, unit = plan["chunk"], plan["splits"], plan["unit"]
+    workgroups = plan["grid"]
+    per_cu_wg = math.ceil(workgroups / hw.CUS)
+    occ = hw.occupancy(kernel.notes["vgprs"], kernel.notes["lds"], 4)
+    units = math.ceil(blocks / unit)
+    units_per_wg = math.ceil(units / splits) if not plan["per_wave"] else math.ceil(units / (splits * 4))
+    positions = units_per_wg * unit
+    pages_per_position = min(chunk, reqs)  # every request of the chunk needs a page of its own
+    pages_per_wave = pages_per_position // 4 if not plan["per_wave"] else pages_per_position
+    position_plan = {kernel.dedup_loop.header: (pages_per_position, {}),
+                     kernel.page_loop.header: (pages_per_wave, {})}
+    unit_plan = {kernel.position_loop.header: (unit, position_plan)}
+    if plan["buffered"] and kernel.flush_loop is not None:
+        items = chunk * plan["padded_columns"] * 4
+        unit_plan[kernel.flush_loop.header] = (math.ceil(items / 256), {})
+    one_unit = expand(kernel.regions, kernel.unit_loop, unit_plan)
+    seq = kernel.prologue.insns + one_unit * units_per_wg
+    out = []
+    for wg in rounds(per_cu_wg, occ["workgroups_per_cu"]):
+        n = 4 * wg
+        key = (kernel.name, units_per_wg, unit, pages_per_position, len(seq))
+        clk, why, bounds = settle(chain(seq, latency, n, key), wg * positions * pages_per_position * plan["page_bytes"],
+                                  bandwidth)
+        out.append({"waves_per_cu": n, "clk": clk, "binding": why, "bounds": bounds})
+    hbm = reqs * blocks * plan["page_bytes"] + reqs * shape["query_len"] * shape["heads"] * blocks * 4
+    return finish(out, hbm, bandwidth, {"workgroups": workgroups, "positions_per_workgroup": positions,
+                                        "pages_per_wave_per_position": pages_per_wave,
+                                        "occupancy": occ})

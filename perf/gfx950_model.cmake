@@ -1,0 +1,34 @@
+# The gfx950 performance model (issue 19): included by arch/CMakeLists.txt (UQ_BUILD_GFX950).
+#
+#   gfx950_plan          the library's launch plan of a shape (perf/gfx950_plan*.cpp, plain C++)
+#   uq_gfx950_model      target: the code objects and gfx950_plan, what ./uq model needs
+#   gfx950_perf_model    ctest: regenerates the model's tables from the code objects the suite
+#                        builds anyway (perf/gfx950_model.py --check: fails if the script errors
+#                        or a kernel or one of its loops cannot be found); the report is left
+#                        in <build>/perf/gfx950_model.md
+find_package(Python3 3.11 COMPONENTS Interpreter)
+find_program(UQ_GFX950_MCA NAMES llvm-mca-22 llvm-mca HINTS /usr/lib/llvm-22/bin)
+
+add_executable(gfx950_plan ${PROJECT_SOURCE_DIR}/perf/gfx950_plan.cpp ${PROJECT_SOURCE_DIR}/perf/gfx950_plan_score.cpp)
+target_include_directories(gfx950_plan PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/arch)
+target_compile_features(gfx950_plan PRIVATE cxx_std_17)
+add_custom_target(uq_gfx950_model DEPENDS gfx950_plan uq_gfx950_decode_isa uq_gfx950_reduce_isa uq_gfx950_score_isa)
+
+get_target_property(_uq_model_objects uq_gfx950_decode_isa UQ_GFX950_OBJECT)
+get_filename_component(_uq_model_objects "${_uq_model_objects}" DIRECTORY)
+set(UQ_GFX950_MODEL_ARGS
+    ${PROJECT_SOURCE_DIR}/perf/gfx950_model.py --check --objects ${_uq_model_objects}
+    --objdump ${UQ_GFX950_OBJDUMP} --readelf ${UQ_GFX950_READELF})
+if(UQ_GFX950_MCA)
+  list(APPEND UQ_GFX950_MODEL_ARGS --mca ${UQ_GFX950_MCA})
+else()
+  list(APPEND UQ_GFX950_MODEL_ARGS --no-mca)
+endif()
+if(Python3_Interpreter_FOUND)
+  add_test(NAME gfx950_perf_model
+           COMMAND ${Python3_EXECUTABLE} ${UQ_GFX950_MODEL_ARGS} --plan $<TARGET_FILE:gfx950_plan>
+                   --markdown ${CMAKE_BINARY_DIR}/perf/gfx950_model.md)
+  set_tests_properties(gfx950_perf_model PROPERTIES TIMEOUT 300)
+else()
+  message(WARNING "uq: python3 >= 3.11 not found: the gfx950_perf_model test is not added")
+endif()

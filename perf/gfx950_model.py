@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""gfx950 performance model from the compiled code objects (issue 19) — a model, not a
+measurement: no AMD GPU was available, nothing here ran on gfx950.
+
+    python3 perf/gfx950_model.py --objects <build>/arch --plan <build>/perf/gfx950_plan
+                                 [--markdown FILE] [--no-mca] [--check]
+
+Reads uq_gfx950_{decode,reduce,score}_isa.co (llvm-objdump-22, llvm-readelf-22), finds each
+kernel's steady-state loops, counts their instructions by unit, times one iteration with a
+one-wave issue simulation and with llvm-mca-22 (LLVM's gfx950 scheduling model), and predicts
+the headline shapes' times against the MI355X's memory bandwidth (docs/PERF.md, "gfx950: a
+performance model"). --check: exit non-zero if a kernel or loop is missing (CI)."""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # CI runs this from the source tree: leave no __pycache__ there
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from gfx950 import disasm, hardware as hw, predict  # noqa: E402
+from gfx950.kernels import DecodeKernel, ModelError, ReduceKernel, ScoreKernel  # noqa: E402
+
+# The headline shapes (issue 19): decode with one KV head per GPU (the seed's TP = 8 setting),
+# block size 64; the scorer's served shapes, 128-token blocks.
+DECODE_SHAPES = [
+    {"label": "4 x 75k, QG 6", "num_seqs": 4, "seq_len": 75000, "qg": 6, "num_kv_heads": 1, "block_size": 64},
+    {"label": "16 x 131k, QG 6", "num_seqs": 16, "seq_len": 131072, "qg": 6, "num_kv_heads": 1, "block_size": 64},
+    {"label": "1 x 131k, QG 6", "num_seqs": 1, "seq_len": 131072, "qg": 6, "num_kv_heads": 1, "block_size": 64},
+]
+SCORE_SHAPES = [
+    {"label": "32 x 128k, 4 rows x 1 head", "num_reqs": 32, "max_blocks": 1024, "query_len": 4, "heads": 1},
+    {"label": "32 x 128k, 8 rows x 4 heads", "num_reqs": 32, "max_blocks": 1024, "query_len": 8, "heads": 4},
+]
+BANDWIDTHS = [("8.0 TB/s peak", hw.HBM_PEAK_BYTES_S),
+              ("6.6 TB/s measured", sum(hw.HBM_MEASURED_BYTES_S) / 2)]
+
+
+def tool(name, given):
+    path = given or shutil.which(name) or shutil.which(name.rsplit("-", 1)[0])
+    if not path:
+        raise SystemExit(f"gfx950_model: {name} not found")
+    return path
+
+
+def plan(binary, *args):
+    out = subprocess.run([binary, *map(str, args)], capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+
+def latency_clks():
+    lo, hi = hw.HBM_LATENCY_RANGE_S
+    return [round(hw.clk(x)) for x in (lo, hw.HBM_LATENCY_S, hi)]
+
+
+def load_kernels(args):
+    objdump, readelf = tool("llvm-objdump-22", args.objdump), tool("llvm-readelf-22", args.readelf)
+    mca = None if args.no_mca else tool("llvm-mca-22", args.mca)
+    objects = {k: os.path.join(args.objects, f"uq_gfx950_{k}_isa.co") for k in ("decode", "reduce", "score")}
+    for k, path in objects.items():
+        if not os.path.exists(path):
+            raise ModelError(f"code object {path} is missing (build the uq_gfx950_{k}_isa target)")
+    want = {
+        "decode": [("uq_gfx950_decode_qg6", DecodeKernel), ("uq_gfx950_decode_qg8", DecodeKernel),
+                   ("uq_gfx950_decode_qg16", DecodeKernel)],
+        "reduce": [("uq_gfx950_decode_reduce", ReduceKernel)],
+        "score": [(f"uq_gfx950_score_r{r}{b}", ScoreKernel) for r in (1, 2, 4, 8, 16, 32) for b in ("", "_buf")],
+    }
+    kernels = {}
+    lats = latency_clks()
+    for obj, names in want.items():
+        found = disasm.load(objdump, readelf, objects[obj])
+        for name, cls in names:
+            if name not in found:
+                raise ModelError(f"kernel {name} is not in {objects[obj]} (it has {sorted(found)})")
+            k = cls(found[name])
+            for p in k.paths():
+                p.analyse(mca, lats)
+            kernels[name] = k
+    return kernels
+
+
+# ---------------------------------------------------------------- report
+def fmt_counts(c, per):
+    f = lambda key: c.get(key, 0) / per  # noqa: E731
+    mf = ", ".join(f"{v / per:g} x {k.split(':', 1)[1]}" for k, v in sorted(c.items()) if k.startswith("mfma:"))
+    return {
+        "VALU (full/packed/trans/quarter/cross)": "/".join(f"{f('valu.' + s):g}" for s in ("full", "packed", "trans", "quarter", "cross")),
+        "SALU / SMEM": f"{f('salu'):g} / {f('smem'):g}",
+        "VMEM loads (B) / stores (B)": f"{f('vmem.load'):g} ({f('vmem.load.bytes'):g}) / {f('vmem.store'):g} ({f('vmem.store.bytes'):g})",
+        "LDS reads (B) / writes (B) / swizzles": f"{f('lds.load'):g} ({f('lds.load.bytes'):g}) / {f('lds.store'):g} ({f('lds.store.bytes'):g}) / {f('lds.swizzle'):g}",
+        "MFMA": mf or "0",
+        "waits vmcnt / lgkmcnt; barriers; nops": f"{f('wait.vmcnt'):g} / {f('wait.lgkmcnt'):g}; {f('barrier'):g}; {f('nop'):g}",
+        "instructions": f"{f('insns'):g}",
+    }
+
+
+def path_rows(kname, p, per_unit, unit_name, lat):
+    per = per_unit
+    t = p.timing[lat]
+    row = {"kernel": kname, "path": p.name, "per": unit_name}
+    row.update(fmt_counts(p.counter, per))
+    row["issue clk (hand)"] = f"{t.issue_clk_per_iteration / per:.0f}"
+    row["VALU / MFMA clk (SIMD)"] = f"{p.pipes['valu'] / per:.0f} / {p.pipes['mfma'] / per:.0f}"
+    row["LDS / VMEM clk (CU)"] = f"{p.pipes['lds'] / per:.0f} / {p.pipes['vmem'] / per:.0f}"
+    if p.mca:
+        row["llvm-mca clk (x4)"] = f"{4 * p.mca['cycles_per_iteration'] / per:.0f}"
+        pr = p.mca["pressure"]
+        row["llvm-mca XDL / VALU clk"] = f"{4 * pr.get('HWXDL', 0) / per:.0f} / {4 * pr.get('HWVALU', 0) / per:.0f}"
+    row[f"one wave, latency {hw.seconds(lat) * 1e6:.1f} us"] = f"{t.clk_per_iteration / per:.0f}"
+    return row
+
+
+def parts_text(rounds):
+    """Each round's bounds (us), largest first."""
+    out = []
+    for r in rounds:
+        b = sorted(r["bounds"].items(), key=lambda kv: -kv[1])[:3]
+        out.append(f"{r['waves_per_cu']} waves/CU: " + ", ".join(f"{k} {hw.seconds(v) * 1e6:.1f}" for k, v in b))
+    return "; then ".join(out)
+
+
+def markdown_table(rows):
+    if not rows:
+        return ""
+    keys = list(rows[0].keys())
+    for r in rows[1:]:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+    out = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    for r in rows:
+        out.append("| " + " | ".join(str(r.get(k, "")) for k in keys) + " |")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--objects", required=True, help="folder with uq_gfx950_{decode,reduce,score}_isa.co")
+    ap.add_argument("--plan", required=True, help="the gfx950_plan program (perf/gfx950_plan.cpp)")
+    ap.add_argument("--objdump"), ap.add_argument("--readelf"), ap.add_argument("--mca")
+    ap.add_argument("--no-mca", action="store_true")
+    ap.add_argument("--markdown", help="also write the report to this file")
+    ap.add_argument("--check", action="store_true", help="CI: fail on a missing kernel or loop")
+    args = ap.parse_args()
+    try:
+        kernels = load_kernels(args)
+    except ModelError as e:
+        print(f"gfx950_model: {e}", file=sys.stderr)
+        return 1
+    lat = round(hw.clk(hw.HBM_LATENCY_S))
+    lines = []
+    say = lines.append
+    say("## Kernels: resources and occupancy (from the code objects' notes)\n")
+    res = []
+    for name, k in kernels.items():
+        occ = hw.occupancy(k.notes["vgprs"], k.notes["lds"], k.waves_per_workgroup, k.notes["sgprs"] or 0)
+        res.append({"kernel": name, "VGPRs": k.notes["vgprs"], "SGPRs": k.notes["sgprs"], "LDS B": k.notes["lds"],
+                    "waves/workgroup": k.waves_per_workgroup, "waves/CU": occ["waves_per_cu"], "limit": occ["limit"]})
+    say(markdown_table(res))
+    say("\n## Steady-state paths, per unit of work (one wave; clk = 2.4 GHz clocks)\n")
+    rows = []
+    for name in ("uq_gfx950_decode_qg6", "uq_gfx950_decode_qg16"):
+        k = kernels[name]
+        rows.append(path_rows(name, k.loop, k.tiles_per_iteration, "16-token tile", lat))
+    red = kernels["uq_gfx950_decode_reduce"]
+    for p in red.paths():
+        rows.append(path_rows(red.name, p, 1, p.per, lat))
+    for name in ("uq_gfx950_score_r4", "uq_gfx950_score_r32_buf"):
+        k = kernels[name]
+        for p in k.paths():
+            rows.append(path_rows(name, p, 1, p.per, lat))
+    say(markdown_table(rows))
+
+    say(f"\n## Predicted times (model; HBM latency {hw.HBM_LATENCY_S * 1e6:.1f} us; "
+        f"range {hw.HBM_LATENCY_RANGE_S[0] * 1e6:.1f}-{hw.HBM_LATENCY_RANGE_S[1] * 1e6:.1f} us in brackets)\n")
+    table = []
+    lats = latency_clks()
+    for s in DECODE_SHAPES:
+        pl = plan(args.plan, "decode", s["num_seqs"], s["seq_len"], s["qg"], s["num_kv_heads"], s["block_size"])
+        k = kernels[f"uq_gfx950_decode_qg{s['qg']}"]
+        for bw_name, bw in BANDWIDTHS:
+            d = predict.predict_decode(k, pl, s, lat, bw)
+            r = predict.predict_reduce(red, pl, s, lat, bw)
+            d_lo = predict.predict_decode(k, pl, s, lats[0], bw)["seconds"]
+            d_hi = predict.predict_decode(k, pl, s, lats[2], bw)["seconds"]
+            r_lo = predict.predict_reduce(red, pl, s, lats[0], bw)["seconds"]
+            r_hi = predict.predict_reduce(red, pl, s, lats[2], bw)["seconds"]
+            both = d["seconds"] + r["seconds"]
+            table.append({
+                "shape": s["label"], "bandwidth": bw_name, "plan": f"P {pl['partitions']}, TGPP {pl['tgpp']}, "
+                f"{d['workgroups']} busy WGs ({d['tiles_per_workgroup']} tiles), {d['waves_per_cu_max']}/CU of {d['resident']}",
+                "partition kernel us": f"{d['seconds'] * 1e6:.1f} [{d_lo * 1e6:.1f}-{d_hi * 1e6:.1f}]",
+                "% of peak BW": f"{100 * d['hbm_bytes'] / d['seconds'] / hw.HBM_PEAK_BYTES_S:.0f}",
+                "binds": d["binding"],
+                "partition kernel, per round on the busiest CU (us)": parts_text(d["rounds"]),
+                "reducer us": f"{r['seconds'] * 1e6:.1f} [{r_lo * 1e6:.1f}-{r_hi * 1e6:.1f}]",
+                "reducer binds": r["binding"],
+                "reducer bounds (us)": parts_text(r["rounds"]),
+                "decode + reduce us": f"{both * 1e6:.1f}",
+                "% of peak BW (both)": f"{100 * (d['hbm_bytes'] + r['hbm_bytes']) / both / hw.HBM_PEAK_BYTES_S:.0f}",
+                "HBM floor us": f"{(d['hbm_bytes'] + r['hbm_bytes']) / bw * 1e6:.1f}",
+            })
+    say(markdown_table(table))
+    say("")
+    table = []
+    for s in SCORE_SHAPES:
+        pl = plan(args.plan, "score", s["num_reqs"], s["max_blocks"], s["query_len"], s["heads"], hw.CUS)
+        kname = f"uq_gfx950_score_r{pl['padded_columns']}{'_buf' if pl['buffered'] else ''}"
+        k = kernels[kname]
+        for bw_name, bw in BANDWIDTHS:
+            p = predict.predict_score(k, pl, s, lat, bw)
+            lo = predict.predict_score(k, pl, s, lats[0], bw)["seconds"]
+            hi = predict.predict_score(k, pl, s, lats[2], bw)["seconds"]
+            table.append({
+                "shape": s["label"], "kernel": kname, "bandwidth": bw_name,
+                "plan": f"chunk {pl['chunk']} x {pl['chunks']}, splits {pl['splits']}, unit {pl['unit']}, "
+                f"{pl['grid']} WGs, {p['positions_per_workgroup']} positions/WG",
+                "scorer us": f"{p['seconds'] * 1e6:.1f} [{lo * 1e6:.1f}-{hi * 1e6:.1f}]",
+                "% of peak BW": f"{100 * p['hbm_bytes'] / p['seconds'] / hw.HBM_PEAK_BYTES_S:.0f}",
+                "binds": p["binding"],
+                "per round on the busiest CU (us)": parts_text(p["rounds"]),
+                "HBM floor us": f"{p['hbm_bytes'] / bw * 1e6:.1f}",
+            })
+    say(markdown_table(table))
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.markdown:
+        os.makedirs(os.path.dirname(os.path.abspath(args.markdown)), exist_ok=True)
+        with open(args.markdown, "w") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
