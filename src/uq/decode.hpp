@@ -82,11 +82,10 @@ struct DecodeWorkspaceLayout {
 // captured in a CUDA/HIP graph and replayed. Counters accumulate across runs with
 // check = false (read them with status(), clear them with reset_status()).
 //
-// With one partition (config.partitions = 1, or a table narrow enough that the spec's choice
-// gives 1 — it never does: its minimum is 2) run() is a single kernel that writes out itself;
-// otherwise a partition kernel and a reducer (launches_per_run()). Partitions without tokens
-// write only their l and m, so the partial traffic grows with the tokens present, not with the
-// worst-case grid.
+// With one partition (config.partitions = 1; the spec's default choice is at least 2) run() is
+// a single kernel that writes out itself; otherwise a partition kernel and a reducer
+// (launches_per_run()). Partitions without tokens write only their l and m, so the partial
+// traffic grows with the tokens present, not with the worst-case grid.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
 class DecodePlan {
  public:
