@@ -205,6 +205,17 @@ TEST(DecodeSplitK, LseAnyLayoutOrNoneAndItsChecks) {
   plan.run(in.q, in.cache, in.tables, in.lens, out, left);
   const auto x = float_bits(to_host(dense)), y = float_bits(to_host(left));
   ASSERT_EQ(x, y);
+  // The convenience overloads, with and without the execution space, give the same bits.
+  uq::DecodeConfig cfg = config_of(c, 0);
+  cfg.check = true;
+  DeviceView<float**> lse_a("lse_a", d.num_seqs, d.hq), lse_b("lse_b", d.num_seqs, d.hq);
+  uq::decode(Exec(), in.q, in.cache, in.tables, in.lens, out2, lse_a, cfg);
+  ASSERT_EQ(float_bits(to_host(lse_a)), x);
+  uq::decode(in.q, in.cache, in.tables, in.lens, out2, lse_b);
+  ASSERT_EQ(float_bits(to_host(lse_b)), x);
+  uq::decode(Exec(), in.q, in.cache, in.tables, in.lens, out2);
+  const auto c2 = to_host(out2);
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i].bits, c2[i].bits);
 
   DeviceView<float**> wrong("wrong", d.num_seqs, d.hq + 1);
   expect_error([&] { plan.run(in.q, in.cache, in.tables, in.lens, out, wrong); },
