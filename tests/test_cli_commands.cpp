@@ -9,6 +9,7 @@
 #include "cli/numpy_fixtures.hpp"
 
 #include "cli/decode_tolerance.hpp"
+#include "support/lse_tolerance.hpp"
 
 #include "uq/partitions.hpp"
 #include "uqref.hpp"
@@ -406,6 +407,67 @@ TEST(CliDecode, OptionsPartitionsOutDtypeRotatedQueryAndBackend) {
     EXPECT_NE(r.err.find("Backend::Native"), std::string::npos) << r.err;
     EXPECT_FALSE(exists(dir.file("native.npy")));
   }
+}
+
+TEST(CliDecode, LseIsWrittenAndMatchesTheReference) {
+  TempDir dir;
+  const DecodeCase c;
+  c.save(dir);
+  for (const char* partitions : {"0", "1"}) {  // the default split, and one kernel without reducer
+    std::vector<std::string> args = c.args(dir);
+    for (const char* a : {"--lse", "", "--partitions", ""}) args.push_back(a);
+    args[args.size() - 3] = dir.file("lse.npy");
+    args.back() = partitions;
+    save_f32(dir.file("lse.npy"), {1}, {NAN});  // poison: must be replaced
+    const CliResult r = run(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find(std::string("; lse ") + dir.file("lse.npy") + " (4, 12) float32"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(std::string(partitions) == "1" ? "1 kernel;" : "2 kernels;"), std::string::npos) << r.out;
+    const npy::Array lse = npy::read(dir.file("lse.npy"));
+    ASSERT_EQ(lse.shape, (std::vector<std::int64_t>{DecodeCase::B, DecodeCase::Hq}));
+    const std::vector<float> got = load_as<float>(dir.file("lse.npy"), 'f', 4);
+    const uqref::DecodeResult ref = c.reference(bf16_bits(c.q), false);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (ref.attended[i] == 0) {
+        EXPECT_EQ(got[i], -INFINITY) << "row " << i << ": a sequence without tokens";
+        continue;
+      }
+      EXPECT_LE(std::fabs(got[i] - ref.lse[i]), uqtest::lse_tolerance(ref.lse[i], ref.score_abs[i], ref.attended[i]))
+          << "row " << i << ": got " << got[i] << ", reference " << ref.lse[i];
+    }
+  }
+  std::vector<std::string> same = c.args(dir);
+  same.push_back("--lse");
+  same.push_back(dir.file("out.npy"));
+  expect_one_line_error(run(same), "decode", 2);
+}
+
+TEST(CliDecode, NonFiniteQueryFailsOrGivesNanRowsWithNoCheck) {
+  TempDir dir;
+  DecodeCase c;
+  c.q[(1 * DecodeCase::Hq + 7) * D + 100] = NAN;       // sequence 1, head 7
+  c.q[(2 * DecodeCase::Hq + 0) * D + 3] = INFINITY;    // sequence 2 (no tokens), head 0
+  c.save(dir);
+  CliResult r = run(c.args(dir));
+  expect_one_line_error(r, "decode", 2);
+  EXPECT_NE(r.err.find("nonfinite_inputs=2"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(dir.file("out.npy")));
+
+  std::vector<std::string> args = c.args(dir);
+  for (const char* a : {"--no-check", "--lse"}) args.push_back(a);
+  args.push_back(dir.file("lse.npy"));
+  r = run(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: the device masked bad data (nonfinite_inputs=2)"), std::string::npos) << r.err;
+  const std::vector<float> out = load_as<float>(dir.file("out.npy"), 'f', 4);
+  const std::vector<float> lse = load_as<float>(dir.file("lse.npy"), 'f', 4);
+  for (int b = 0; b < DecodeCase::B; ++b)
+    for (int h = 0; h < DecodeCase::Hq; ++h) {
+      const bool bad = (b == 1 && h == 7) || (b == 2 && h == 0);
+      const std::size_t row = static_cast<std::size_t>(b) * DecodeCase::Hq + h;
+      EXPECT_EQ(std::isnan(lse[row]), bad) << "seq " << b << " head " << h << ": lse " << lse[row];
+      for (int d = 0; d < D; ++d) ASSERT_EQ(std::isnan(out[row * D + d]), bad) << "seq " << b << " head " << h << " dim " << d;
+    }
 }
 
 TEST(CliDecode, BadBlockIdsAndSeqLensFailOrAreMaskedWithNoCheck) {

@@ -1,6 +1,7 @@
-// uq::decode (generic path) against the float64 reference: QG, block sizes, awkward
-// and ragged sequence lengths, shuffled tables, strided q, forced partition counts,
-// raw and pre-rotated q, padded slots, several KV heads. Tolerance: decode_case.hpp.
+// uq::decode (generic path) against the float64 reference, out and lse (a transposed [B, Hq]
+// view): QG, block sizes, awkward and ragged sequence lengths, shuffled tables, strided q,
+// forced partition counts (P = 1: one kernel, no reducer), raw and pre-rotated q, padded
+// slots, several KV heads. Tolerances: decode_case.hpp.
 #include "support/decode_case.hpp"
 
 #include <gtest/gtest.h>
@@ -9,16 +10,16 @@ namespace {
 
 using namespace uqtest;
 
-// The generic path through the convenience function (check on, default partitions
+// The generic path through the convenience function with lse (check on, default partitions
 // unless the case forces them).
 DecodeCheck run_generic(const DecodeCase& c) {
-  return check_decode(c, [&](auto q, auto cache, auto tables, auto lens, auto out) {
+  return check_decode_lse(c, [&](auto q, auto cache, auto tables, auto lens, auto out, auto lse) {
     uq::DecodeConfig cfg;
     cfg.softmax_scale = c.scale;
     cfg.q_rotated = c.q_rotated;
     cfg.partitions = c.partitions;
     cfg.backend = uq::Backend::Generic;
-    uq::decode(q, cache, tables, lens, out, cfg);
+    uq::decode(q, cache, tables, lens, out, lse, cfg);
   });
 }
 
@@ -122,7 +123,7 @@ TEST(Decode, StridedOutputAndPlanReuseGiveIdenticalBits) {
     for (const auto& x : other) ASSERT_EQ(x.bits, kPoisonBf16);
   }
   EXPECT_TRUE(plan.status().ok());
-  // Auto: the tuned path where this build and device have one (sm90 on an H200), else generic.
+  // Auto: the tuned path where this build and device have one, else generic.
   EXPECT_EQ(plan.path(), uq::native_path_for(plan.device(), uq::impl::built_paths()));
 }
 
@@ -142,7 +143,7 @@ TEST(Decode, PartitionsThenReduceEqualsRun) {
   plan.run_reduce(d.num_seqs, b);
   const auto x = to_host(a), y = to_host(b);
   for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(x[i].bits, y[i].bits);
-  // Every partition of every row was written: l >= 0, m finite or -inf, partial finite.
+  // Every partition wrote its l and m: l >= 0, m finite or -inf (l = 0 exactly then).
   const auto l = to_host(plan.partials().l), m = to_host(plan.partials().m);
   int empty = 0;
   for (std::size_t i = 0; i < l.size(); ++i) {

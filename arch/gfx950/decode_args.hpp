@@ -33,6 +33,7 @@ constexpr std::uint32_t kMaskedOffset = 0x80000000u;
 constexpr int kCounterBadBlockIds = 0;
 constexpr int kCounterNegativeSeqLens = 1;
 constexpr int kCounterLongSeqLens = 2;
+constexpr int kCounterNonfiniteInputs = 4;
 
 // softmax in base 2: e^x = 2^(x log2 e)
 constexpr float kLog2e = 1.4426950408889634f;
@@ -48,16 +49,36 @@ constexpr std::uint32_t kVTileBytes = kTileTokens * kVRowBytes;      // 8448
 // Flags of DecodeKernelArgs::flags.
 constexpr std::uint32_t kQRotated = 1u;      // q holds WHT(q): no in-kernel rotation
 constexpr std::uint32_t kQVectorLoads = 2u;  // q rows are dim-contiguous and 4-byte aligned
+constexpr std::uint32_t kDirectOut = 4u;     // P = 1: write out (and lse) instead of partial rows
+constexpr std::uint32_t kWantLse = 8u;       // with kDirectOut: write lse too
+constexpr std::uint32_t kOutVectorStores = 16u;  // out rows dim-contiguous, 8-byte aligned groups of 4
+
+// The bf16 quiet NaN an output row of a non-finite query holds (spec §6), twice.
+constexpr std::uint32_t kBf16NanPair = 0x7FC07FC0u;
 
 // ---------------------------------------------------------------- the partition kernel
 // Workgroup (b, h, p) of the grid (num_seqs, num_kv_heads, partitions), one wave, writes the
 // QG partial rows ((b * num_kv_heads + h) * partitions + p) * QG + r of partial_out (bf16,
-// 256 per row), partial_l and partial_m. All strides are in elements unless named bytes.
+// 256 per row; only rows with l > 0), partial_l and partial_m; with kDirectOut (P = 1) the QG
+// rows of out (and lse) instead. All strides are in elements unless named bytes.
 struct DecodeKernelArgs {
   std::uint16_t* partial_out;
   float* partial_l;
   float* partial_m;
   unsigned long long* counters;  // uq::kNumCounters device counters
+
+  // kDirectOut: out element (b, hq, d) at b*out_stride_seq + hq*out_stride_head + d*out_stride_dim
+  // (bf16), lse (b, hq) at b*lse_stride_seq + hq*lse_stride_head (float, with kWantLse). Within
+  // one KV head's rows the offsets are 32-bit byte offsets (the host checks the ranges).
+  std::uint16_t* out;
+  std::int64_t out_stride_seq;
+  std::uint32_t out_head_bytes;   // 2 * out_stride_head
+  std::uint32_t out_dim_bytes;    // 2 * out_stride_dim
+  std::uint32_t out_group_bytes;  // byte range of one KV head's QG out rows, from their first element
+  float* lse;
+  std::int64_t lse_stride_seq;
+  std::uint32_t lse_head_bytes;   // 4 * lse_stride_head
+  std::uint32_t lse_group_bytes;  // byte range of one KV head's QG lse values
 
   const std::uint16_t* q;  // bf16; element (b, hq, d) at b*q_stride_seq + hq*q_stride_head + d*q_stride_dim
   std::int64_t q_stride_seq;
@@ -86,7 +107,7 @@ struct DecodeKernelArgs {
   std::int32_t partitions;  // P
   std::int32_t tgpp;        // tile-groups per partition
   float scale;              // softmax scale
-  std::uint32_t flags;      // kQRotated | kQVectorLoads
+  std::uint32_t flags;      // kQRotated | kQVectorLoads | kDirectOut | kWantLse | kOutVectorStores
 };
 
 // ---------------------------------------------------------------- the reducer
@@ -106,6 +127,9 @@ struct ReduceKernelArgs {
   std::int64_t out_stride_head;
   std::int64_t out_stride_dim;
   std::uint32_t out_row_bytes;  // byte range of one output row
+  float* lse;                   // nullptr, or lse (b, hq) at b*lse_stride_seq + hq*lse_stride_head
+  std::int64_t lse_stride_seq;
+  std::int64_t lse_stride_head;
   std::int32_t num_kv_heads;
   std::int32_t qg;
   std::int32_t partitions;

@@ -14,8 +14,13 @@
 //     V   dequantised (scaled FP4 -> bf16 convert) into LDS as [token][dim], read back
 //           transposed by ds_read_b64_tr_b16 as the A operand of 16 bf16 MFMAs (one per 16
 //           dims) whose B operand is bf16(P), taken straight from the S registers
-//   epilogue  partial = bf16(acc * fl32(1/l)), l, m for the rows r < QG; an empty partition
-//             writes 0, 0, -inf.
+//   epilogue  partial = bf16(acc * fl32(1/l)), l, m for the rows r < QG (a partial row only
+//             where l > 0); with P = 1 (kDirectOut) out = bf16(acc * fl32(1/l)) and lse instead.
+//
+// Revision 2 (the rules beside DecodePartitionsLaunch, src/uq/impl/decode_launch.hpp): a
+// partition without tokens loads nothing but its seq_len (partition 0 also q, to find
+// non-finite rows) and writes only l = 0, m = -inf; a query row whose q holds a NaN or an
+// infinity writes l = m = NaN (with P = 1: a NaN out row and lse), counted once by partition 0.
 //
 // The kernel is a plain function, built for gfx950 by decode.hip and for the CPU emulator by
 // decode_emulated.hpp. Tiles wholly past the sequence are skipped (they would change nothing:
@@ -23,6 +28,7 @@
 #pragma once
 
 #include "gfx950/decode_args.hpp"
+#include "gfx950/decode_lse.hpp"
 #include "gfx950/decode_query.hpp"
 #include "gfx950/decode_tile.hpp"
 #include "gfx950/isa.hpp"
@@ -146,27 +152,93 @@ UQ_DEVICE inline void process_tile(const TileLoads& t, const TileSource& src, co
   accumulate_pv(acc, prob, v_lds, lane);
 }
 
-// Partial output rows of this workgroup: bf16(acc * fl32(1/l)) (l = 0 -> 0), l and m.
+// The results of this workgroup for its rows r < QG. Partial rows (P > 1, or the two stages
+// run separately): l and m (NaN for a non-finite row) and, where l > 0, the partial row
+// bf16(acc * fl32(1/l)). With kDirectOut (P = 1): the out rows, bf16(acc * fl32(1/l)) (what
+// the reducer would return for one partition: 0 when l = 0, NaN for a non-finite row), and
+// lse with kWantLse. One store loop for both: rows at `base` + r * head_bytes + d * dim_bytes
+// within a range of `range` bytes (all 32-bit, ranges checked below 2^31 by the host).
 template <int QG>
-UQ_DEVICE inline void write_partials(const DecodeKernelArgs& a, std::int64_t row0, const f32x4 (&acc)[16],
-                                     const SoftmaxState& st, std::uint32_t lane) {
+UQ_DEVICE inline void write_results(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h, std::int64_t row0,
+                                    const f32x4 (&acc)[16], const SoftmaxState& st, bool nonfinite,
+                                    std::uint32_t lane) {
   const std::uint32_t g = lane >> 4, r = lane & 15;
-  const buffer_rsrc out = make_buffer_rsrc(a.partial_out + row0 * kHeadDim, QG * kHeadDim * 2);
-  const buffer_rsrc l_rsrc = make_buffer_rsrc(a.partial_l + row0, QG * 4);
-  const buffer_rsrc m_rsrc = make_buffer_rsrc(a.partial_m + row0, QG * 4);
-  if (r < static_cast<std::uint32_t>(QG)) {
+  const bool direct = (a.flags & kDirectOut) != 0u;  // wave-uniform
+  const std::uint8_t* base;
+  std::uint32_t head_bytes, dim_bytes, range;
+  bool vector;
+  if (direct) {
+    base = reinterpret_cast<const std::uint8_t*>(a.out + static_cast<std::int64_t>(b) * a.out_stride_seq) +
+           static_cast<std::int64_t>(h) * QG * a.out_head_bytes;
+    head_bytes = a.out_head_bytes;
+    dim_bytes = a.out_dim_bytes;
+    range = a.out_group_bytes;
+    vector = (a.flags & kOutVectorStores) != 0u;
+  } else {
+    base = reinterpret_cast<const std::uint8_t*>(a.partial_out + row0 * kHeadDim);
+    head_bytes = 2u * kHeadDim;
+    dim_bytes = 2u;
+    range = QG * kHeadDim * 2;
+    vector = true;
+  }
+  const buffer_rsrc rows = make_buffer_rsrc(base, range);
+  const bool row_ok = r < static_cast<std::uint32_t>(QG);
+  if (row_ok && (direct || (st.l > 0.0f && !nonfinite))) {
     const float inv = 1.0f / (st.l > 0.0f ? st.l : 1.0f);
+    const std::uint32_t row = r * head_bytes;
     UQ_GFX950_UNROLL
     for (int c = 0; c < 16; ++c) {
       const f32x4 o = acc[c] * inv;
-      const u32x2 bits = {cvt_pk_bf16_f32(o[0], o[1]), cvt_pk_bf16_f32(o[2], o[3])};
-      buffer_store_b64(bits, out, 2u * (r * kHeadDim + 16u * static_cast<std::uint32_t>(c) + 4u * g));
-    }
-    if (g == 0) {
-      buffer_store_b32(bit_cast<std::uint32_t>(st.l), l_rsrc, 4u * r);
-      buffer_store_b32(bit_cast<std::uint32_t>(st.m), m_rsrc, 4u * r);
+      const u32x2 bits = nonfinite ? u32x2{kBf16NanPair, kBf16NanPair}
+                                   : u32x2{cvt_pk_bf16_f32(o[0], o[1]), cvt_pk_bf16_f32(o[2], o[3])};
+      const std::uint32_t d0 = 16u * static_cast<std::uint32_t>(c) + 4u * g;
+      if (vector) {  // 4 consecutive dims, 8-byte aligned
+        buffer_store_b64(bits, rows, row + 2u * d0);
+      } else {
+        UQ_GFX950_UNROLL
+        for (int j = 0; j < 4; ++j) {
+          const std::uint16_t v = static_cast<std::uint16_t>(bits[j >> 1] >> (16 * (j & 1)));
+          buffer_store_b16(v, rows, row + (d0 + static_cast<std::uint32_t>(j)) * dim_bytes);
+        }
+      }
     }
   }
+  if (!row_ok || g != 0) return;
+  if (direct) {
+    if (a.flags & kWantLse) {
+      const buffer_rsrc lse = make_buffer_rsrc(
+          reinterpret_cast<const std::uint8_t*>(a.lse + static_cast<std::int64_t>(b) * a.lse_stride_seq) +
+              static_cast<std::int64_t>(h) * QG * a.lse_head_bytes,
+          a.lse_group_bytes);
+      buffer_store_b32(bit_cast<std::uint32_t>(lse_of(st.m, st.l, nonfinite)), lse, r * a.lse_head_bytes);
+    }
+    return;
+  }
+  const buffer_rsrc l_rsrc = make_buffer_rsrc(a.partial_l + row0, QG * 4);
+  const buffer_rsrc m_rsrc = make_buffer_rsrc(a.partial_m + row0, QG * 4);
+  const float nan = __builtin_nanf("");
+  buffer_store_b32(bit_cast<std::uint32_t>(nonfinite ? nan : st.l), l_rsrc, 4u * r);
+  buffer_store_b32(bit_cast<std::uint32_t>(nonfinite ? nan : st.m), m_rsrc, 4u * r);
+}
+
+// Partition 0 counts each non-finite query row of (b, h) once (spec §6).
+UQ_DEVICE inline void count_nonfinite(const DecodeKernelArgs& a, std::uint32_t p, std::uint32_t nonfinite_rows,
+                                      std::uint32_t lane) {
+  if (p == 0 && nonfinite_rows != 0u && lane == 0) {
+    atomic_add_u64(a.counters + kCounterNonfiniteInputs,
+                   static_cast<unsigned long long>(__builtin_popcount(nonfinite_rows)));
+  }
+}
+
+// A partition without tokens: l = 0 and m = -inf only (NaN for a non-finite row); with P = 1
+// (kDirectOut) the out rows, exactly 0 (NaN), and lse -inf (NaN).
+template <int QG>
+UQ_DEVICE inline void write_empty(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h, std::int64_t row0,
+                                  bool nonfinite, std::uint32_t lane) {
+  f32x4 zeros[16];
+  UQ_GFX950_UNROLL
+  for (int c = 0; c < 16; ++c) zeros[c] = f32x4{0.0f, 0.0f, 0.0f, 0.0f};
+  write_results<QG>(a, b, h, row0, zeros, SoftmaxState{-__builtin_inff(), 0.0f}, nonfinite, lane);
 }
 
 // The sequence length as the kernel uses it (spec §6), counted once per sequence by the
@@ -199,49 +271,56 @@ UQ_DEVICE inline void decode_partition_kernel(const DecodeKernelArgs& a) {
   const std::int64_t owned = static_cast<std::int64_t>(p) < tile_groups ? (tile_groups - p + P - 1) / P : 0;
   const std::int64_t trip = owned < a.tgpp ? owned : a.tgpp;
 
+  const std::int64_t row0 = ((static_cast<std::int64_t>(b) * a.num_kv_heads + h) * P + p) * QG;
+  if (trip == 0) {  // wave-uniform: no token, so no cache or table load; partition 0 reads q (spec §6)
+    const std::uint32_t nonfinite_rows = p == 0 ? nonfinite_query_rows<QG>(a, b, h, lane) : 0u;
+    count_nonfinite(a, p, nonfinite_rows, lane);
+    write_empty<QG>(a, b, h, row0, ((nonfinite_rows >> (lane & 15)) & 1u) != 0u, lane);
+    return;
+  }
+
   SoftmaxState st{-__builtin_inff(), 0.0f};
   f32x4 acc[16];
   UQ_GFX950_UNROLL
   for (int c = 0; c < 16; ++c) acc[c] = f32x4{0.0f, 0.0f, 0.0f, 0.0f};
 
-  if (trip > 0) {  // wave-uniform: an empty partition skips straight to the epilogue
-    // Tiles of this partition: whole tile-groups, the last one up to the sequence's end.
-    const std::int64_t last_group_tokens = seq_len - (p + (trip - 1) * P) * std::int64_t{kTileGroupTokens};
-    const std::int64_t last_tokens = last_group_tokens < kTileGroupTokens ? last_group_tokens : kTileGroupTokens;
-    const std::int32_t tiles =
-        static_cast<std::int32_t>((trip - 1) * kTilesPerGroup + (last_tokens + kTileTokens - 1) / kTileTokens);
+  // Tiles of this partition: whole tile-groups, the last one up to the sequence's end.
+  const std::int64_t last_group_tokens = seq_len - (p + (trip - 1) * P) * std::int64_t{kTileGroupTokens};
+  const std::int64_t last_tokens = last_group_tokens < kTileGroupTokens ? last_group_tokens : kTileGroupTokens;
+  const std::int32_t tiles =
+      static_cast<std::int32_t>((trip - 1) * kTilesPerGroup + (last_tokens + kTileTokens - 1) / kTileTokens);
 
-    const std::uint32_t q_lds = lds_allocate<q_lds_bytes(QG), QueryLdsTag>();
-    const std::uint32_t v_lds = lds_allocate<kVTileBytes, VTileLdsTag>();
-    write_query_lds<QG>(a, b, h, q_lds, lane);
-    const i32x8 q_op[2] = {query_operand<QG>(q_lds, lane, 0), query_operand<QG>(q_lds, lane, 1)};
+  const std::uint32_t q_lds = lds_allocate<q_lds_bytes(QG), QueryLdsTag>();
+  const std::uint32_t v_lds = lds_allocate<kVTileBytes, VTileLdsTag>();
+  // wave-uniform: bit r = query row r holds a NaN or an infinity
+  const std::uint32_t nonfinite_rows = write_query_lds<QG>(a, b, h, q_lds, lane);
+  count_nonfinite(a, p, nonfinite_rows, lane);
+  const i32x8 q_op[2] = {query_operand<QG>(q_lds, lane, 0), query_operand<QG>(q_lds, lane, 1)};
 
-    const buffer_rsrc table_rsrc =
-        make_buffer_rsrc(a.block_tables + static_cast<std::int64_t>(b) * a.table_stride_seq, a.table_row_bytes);
-    // Software pipeline, unrolled twice so that the two tiles' load registers alternate
-    // (ping-pong, no copies that would make the compiler wait for a load early): while tile
-    // k is computed, the loads of tile k+1 and the block id of tile k+2 are in flight (the
-    // original's depth-1 prefetch, plus the table lookup one tile earlier).
-    std::uint32_t id_odd = load_block_id(a, table_rsrc, p, 1, tiles);
-    TileSource src_even = tile_source(a, load_block_id(a, table_rsrc, p, 0, tiles), p, h, 0, tiles, lane);
-    TileLoads even = load_tile(a, src_even, h, seq_len, lane);
-    for (std::int32_t k = 0;; k += 2) {
-      const std::uint32_t id_even = load_block_id(a, table_rsrc, p, k + 2, tiles);
-      const TileSource src_odd = tile_source(a, id_odd, p, h, k + 1, tiles, lane);
-      const TileLoads odd = load_tile(a, src_odd, h, seq_len, lane);
-      process_tile(even, src_even, q_op, seq_len, a.scale, v_lds, lane, st, acc);
-      if (k + 1 >= tiles) break;
+  const buffer_rsrc table_rsrc =
+      make_buffer_rsrc(a.block_tables + static_cast<std::int64_t>(b) * a.table_stride_seq, a.table_row_bytes);
+  // Software pipeline, unrolled twice so that the two tiles' load registers alternate
+  // (ping-pong, no copies that would make the compiler wait for a load early): while tile
+  // k is computed, the loads of tile k+1 and the block id of tile k+2 are in flight (the
+  // original's depth-1 prefetch, plus the table lookup one tile earlier).
+  std::uint32_t id_odd = load_block_id(a, table_rsrc, p, 1, tiles);
+  TileSource src_even = tile_source(a, load_block_id(a, table_rsrc, p, 0, tiles), p, h, 0, tiles, lane);
+  TileLoads even = load_tile(a, src_even, h, seq_len, lane);
+  for (std::int32_t k = 0;; k += 2) {
+    const std::uint32_t id_even = load_block_id(a, table_rsrc, p, k + 2, tiles);
+    const TileSource src_odd = tile_source(a, id_odd, p, h, k + 1, tiles, lane);
+    const TileLoads odd = load_tile(a, src_odd, h, seq_len, lane);
+    process_tile(even, src_even, q_op, seq_len, a.scale, v_lds, lane, st, acc);
+    if (k + 1 >= tiles) break;
 
-      id_odd = load_block_id(a, table_rsrc, p, k + 3, tiles);
-      src_even = tile_source(a, id_even, p, h, k + 2, tiles, lane);
-      even = load_tile(a, src_even, h, seq_len, lane);
-      process_tile(odd, src_odd, q_op, seq_len, a.scale, v_lds, lane, st, acc);
-      if (k + 2 >= tiles) break;
-    }
+    id_odd = load_block_id(a, table_rsrc, p, k + 3, tiles);
+    src_even = tile_source(a, id_even, p, h, k + 2, tiles, lane);
+    even = load_tile(a, src_even, h, seq_len, lane);
+    process_tile(odd, src_odd, q_op, seq_len, a.scale, v_lds, lane, st, acc);
+    if (k + 2 >= tiles) break;
   }
 
-  const std::int64_t row0 = ((static_cast<std::int64_t>(b) * a.num_kv_heads + h) * P + p) * QG;
-  write_partials<QG>(a, row0, acc, st, lane);
+  write_results<QG>(a, b, h, row0, acc, st, ((nonfinite_rows >> (lane & 15)) & 1u) != 0u, lane);
 }
 
 }  // namespace uq::gfx950

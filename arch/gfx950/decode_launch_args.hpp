@@ -16,7 +16,8 @@ namespace uq::gfx950 {
 
 static_assert(kCounterBadBlockIds == static_cast<int>(uq::Counter::bad_block_ids) &&
                   kCounterNegativeSeqLens == static_cast<int>(uq::Counter::negative_seq_lens) &&
-                  kCounterLongSeqLens == static_cast<int>(uq::Counter::long_seq_lens),
+                  kCounterLongSeqLens == static_cast<int>(uq::Counter::long_seq_lens) &&
+                  kCounterNonfiniteInputs == static_cast<int>(uq::Counter::nonfinite_inputs),
               "decode_args.hpp counter indices must match uq::Counter");
 
 struct Grid3 {
@@ -111,6 +112,30 @@ inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l)
   const bool vector_q = l.q_stride_dim == 1 && l.q_stride_seq % 2 == 0 && l.q_stride_head % 2 == 0 &&
                         reinterpret_cast<std::uintptr_t>(l.q) % 4 == 0;
   a.flags = (l.q_rotated ? kQRotated : 0u) | (vector_q ? kQVectorLoads : 0u);
+  if (l.out != nullptr) {  // P = 1 (checked above): out and lse written by this kernel
+    const std::int64_t out_group = (static_cast<std::int64_t>(l.qg - 1) * l.out_stride_head +
+                                    static_cast<std::int64_t>(kHeadDim - 1) * l.out_stride_dim + 1) * 2;
+    require(out_group < kMaxRange, fn, "out", "the qg rows of one KV head within 2^31 bytes", str(out_group));
+    a.out = l.out;
+    a.out_stride_seq = l.out_stride_seq;
+    // both below out_group < 2^31 (qg >= 6 rows, 256 dims)
+    a.out_head_bytes = static_cast<std::uint32_t>(2 * l.out_stride_head);
+    a.out_dim_bytes = static_cast<std::uint32_t>(2 * l.out_stride_dim);
+    a.out_group_bytes = static_cast<std::uint32_t>(out_group);
+    // 8-byte stores of 4 consecutive dims: dim-contiguous rows whose groups of 4 are 8-aligned
+    const bool vector_out = l.out_stride_dim == 1 && l.out_stride_seq % 4 == 0 && l.out_stride_head % 4 == 0 &&
+                            reinterpret_cast<std::uintptr_t>(l.out) % 8 == 0;
+    a.flags |= kDirectOut | (vector_out ? kOutVectorStores : 0u);
+    if (l.lse != nullptr) {
+      const std::int64_t lse_group = (static_cast<std::int64_t>(l.qg - 1) * l.lse_stride_head + 1) * 4;
+      require(lse_group < kMaxRange, fn, "lse", "the qg values of one KV head within 2^31 bytes", str(lse_group));
+      a.lse = l.lse;
+      a.lse_stride_seq = l.lse_stride_seq;
+      a.lse_head_bytes = static_cast<std::uint32_t>(4 * l.lse_stride_head);  // below lse_group
+      a.lse_group_bytes = static_cast<std::uint32_t>(lse_group);
+      a.flags |= kWantLse;
+    }
+  }
   return a;
 }
 
@@ -133,6 +158,9 @@ inline ReduceKernelArgs make_reduce_kernel_args(const DecodeReduceLaunch& l) {
   a.out_stride_head = l.out_stride_head;
   a.out_stride_dim = l.out_stride_dim;
   a.out_row_bytes = static_cast<std::uint32_t>(row);
+  a.lse = l.lse;
+  a.lse_stride_seq = l.lse_stride_seq;
+  a.lse_stride_head = l.lse_stride_head;
   a.num_kv_heads = l.num_kv_heads;
   a.qg = l.qg;
   a.partitions = l.partitions;

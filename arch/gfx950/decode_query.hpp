@@ -90,27 +90,69 @@ UQ_DEVICE inline std::uint32_t e4m3x4(float a, float b, float c, float d) {
   return cvt_pk_fp8_f32<true>(clamp(c), clamp(d), lo);
 }
 
-// Writes q8 of the QG rows of KV head h of sequence b to q_lds (row r at r * 256) and waits
-// for the whole wave's stores.
-template <int QG>
-UQ_DEVICE inline void write_query_lds(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h,
-                                      std::uint32_t q_lds, std::uint32_t lane) {
-  // The QG rows of this KV head, from their first element: a real byte range.
+// The QG query rows of KV head h of sequence b, from their first element: a real byte range.
+UQ_DEVICE inline buffer_rsrc query_rsrc(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h, int qg) {
   const std::int64_t first = static_cast<std::int64_t>(b) * a.q_stride_seq +
-                             static_cast<std::int64_t>(h) * QG * a.q_stride_head;
-  const buffer_rsrc q_rsrc = make_buffer_rsrc(a.q + first, a.q_group_bytes);
+                             static_cast<std::int64_t>(h) * qg * a.q_stride_head;
+  return make_buffer_rsrc(a.q + first, a.q_group_bytes);
+}
+
+// Bit k + 8 pass (wave-uniform) of the rows of one pass whose bf16 q holds a NaN or an infinity
+// (spec §6: the exponent field all ones, the same bits in the fp32 of a bf16): row k of the
+// pass is lanes 8k .. 8k+7.
+UQ_DEVICE inline std::uint32_t nonfinite_rows_of_pass(const float (&x)[32], int pass) {
+  bool bad = false;
+  UQ_GFX950_UNROLL
+  for (int e = 0; e < 32; ++e) bad = bad || (bit_cast<std::uint32_t>(x[e]) & 0x7F800000u) == 0x7F800000u;
+  const std::uint64_t lanes = ballot(bad);
+  std::uint32_t rows = 0;
+  UQ_GFX950_UNROLL
+  for (int k = 0; k < 8; ++k) rows |= ((lanes >> (8 * k)) & 0xFFu) != 0u ? 1u << k : 0u;
+  return rows << (8 * pass);
+}
+
+// Bit r set: query row r of KV head h is non-finite. What a partition without tokens reads of
+// q (partition 0 only): the loads of the prologue, without rotation or LDS.
+template <int QG>
+UQ_DEVICE inline std::uint32_t nonfinite_query_rows(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h,
+                                                    std::uint32_t lane) {
+  const buffer_rsrc q_rsrc = query_rsrc(a, b, h, QG);
+  std::uint32_t rows = 0;
+  UQ_GFX950_UNROLL
+  for (int pass = 0; pass < (QG + 7) / 8; ++pass) {
+    const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
+    float x[32];
+    load_query_chunk(a, q_rsrc, row, lane & 7, row < static_cast<std::uint32_t>(QG), x);
+    rows |= nonfinite_rows_of_pass(x, pass);
+  }
+  return rows;
+}
+
+// Writes q8 of the QG rows of KV head h of sequence b to q_lds (row r at r * 256) and waits
+// for the whole wave's stores. Returns the non-finite rows (nonfinite_query_rows); their q8
+// is stored as 0, so that every score stays finite (the epilogue replaces their results).
+template <int QG>
+UQ_DEVICE inline std::uint32_t write_query_lds(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h,
+                                               std::uint32_t q_lds, std::uint32_t lane) {
+  const buffer_rsrc q_rsrc = query_rsrc(a, b, h, QG);
   const std::uint32_t chunk = lane & 7;
   const bool rotate = (a.flags & kQRotated) == 0;
+  std::uint32_t nonfinite = 0;
   UQ_GFX950_UNROLL
   for (int pass = 0; pass < (QG + 7) / 8; ++pass) {
     const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
     const bool row_ok = row < static_cast<std::uint32_t>(QG);
     float x[32];
     load_query_chunk(a, q_rsrc, row, chunk, row_ok, x);
+    nonfinite |= nonfinite_rows_of_pass(x, pass);
     if (rotate) wht256_across_lanes(x, chunk);  // wave-uniform branch
     std::uint32_t bytes[8];
     UQ_GFX950_UNROLL
     for (int w = 0; w < 8; ++w) bytes[w] = e4m3x4(x[4 * w], x[4 * w + 1], x[4 * w + 2], x[4 * w + 3]);
+    // A non-finite row computes with q8 = 0 (finite scores; its results are replaced at the end).
+    const bool row_nonfinite = ((nonfinite >> row) & 1u) != 0u;
+    UQ_GFX950_UNROLL
+    for (int w = 0; w < 8; ++w) bytes[w] = row_nonfinite ? 0u : bytes[w];
     if (row_ok) {
       const std::uint32_t at = q_lds + row * kHeadDim + 32u * chunk;
       lds_store(at, u32x4{bytes[0], bytes[1], bytes[2], bytes[3]});
@@ -118,6 +160,7 @@ UQ_DEVICE inline void write_query_lds(const DecodeKernelArgs& a, std::uint32_t b
     }
   }
   barrier();
+  return nonfinite;
 }
 
 // The scaled MFMA's B operand for issue i (dims 128i .. 128i+127): lane (g, r) holds query

@@ -5,8 +5,11 @@
 // the GPU):
 //
 //   M   = max of m_p over the partitions with m_p > -inf
-//   w_p = l_p e^(m_p - M) (0 for an empty partition), S = sum_p w_p
-//   out = bf16(sum_p w_p partial_p / S), 0 when S = 0
+//   w_p = l_p e^(m_p - M) (0 for a partition with l_p = 0, whose partial row was never
+//         written and is never read), S = sum_p w_p
+//   out = bf16(sum_p w_p partial_p / S), 0 when S = 0; lse = M + log S (-inf when S = 0),
+//         written by the workgroups of chunk 0 when asked for
+//   a NaN l_p (a non-finite query, src/uq/impl/decode_launch.hpp) makes out NaN and lse NaN
 //
 // Pass 1: the lanes take the partitions p = lane, lane + 64, ... and combine M with xor
 // shuffles. Pass 2, per round of 256 partitions: each lane computes the weights of 4 of
@@ -18,13 +21,14 @@
 #pragma once
 
 #include "gfx950/decode_args.hpp"
+#include "gfx950/decode_lse.hpp"
 #include "gfx950/isa.hpp"
 
 namespace uq::gfx950 {
 namespace reduce_detail {
 
 UQ_DEVICE inline float partition_weight(float m, float l, float max_m) {
-  return m > -__builtin_inff() ? l * fast_exp2((m - max_m) * kLog2e) : 0.0f;
+  return l > 0.0f && m > -__builtin_inff() ? l * fast_exp2((m - max_m) * kLog2e) : 0.0f;
 }
 
 template <int Mask>
@@ -71,6 +75,7 @@ UQ_DEVICE inline void decode_reduce_kernel(const ReduceKernelArgs& a) {
   const std::uint32_t d = kReduceChunk * chunk + lane;
   const std::uint64_t lanes_below = (std::uint64_t{1} << lane) - 1;
   float sum = 0.0f, acc = 0.0f;
+  bool nan_l = false;  // this lane saw a NaN l
   for (std::int32_t base = 0; base < P; base += static_cast<std::int32_t>(kReduceListEntries)) {
     std::uint32_t count = 0;  // wave-uniform
     UQ_GFX950_UNROLL
@@ -80,6 +85,7 @@ UQ_DEVICE inline void decode_reduce_kernel(const ReduceKernelArgs& a) {
       const float m = bit_cast<float>(buffer_load_b32(m_rsrc, in ? lm_offset(p) : kMaskedOffset));
       const float l = bit_cast<float>(buffer_load_b32(l_rsrc, in ? lm_offset(p) : kMaskedOffset));
       const float w = in ? partition_weight(m, l, max_m) : 0.0f;
+      nan_l = nan_l || l != l;  // a masked load reads 0, never NaN
       sum += w;
       const std::uint64_t nonzero = ballot(w != 0.0f);
       if (w != 0.0f) {
@@ -114,12 +120,21 @@ UQ_DEVICE inline void decode_reduce_kernel(const ReduceKernelArgs& a) {
   sum += shfl_xor<16>(sum);
   sum += shfl_xor<32>(sum);
 
+  const bool nonfinite = ballot(nan_l) != 0u;  // wave-uniform
+
   const float y = sum > 0.0f ? acc / sum : 0.0f;
-  const std::uint16_t out_bits = static_cast<std::uint16_t>(cvt_pk_bf16_f32(y, 0.0f) & 0xFFFFu);
+  const std::uint16_t out_bits =
+      nonfinite ? static_cast<std::uint16_t>(kBf16NanPair & 0xFFFFu)
+                : static_cast<std::uint16_t>(cvt_pk_bf16_f32(y, 0.0f) & 0xFFFFu);
   const buffer_rsrc out_rsrc = make_buffer_rsrc(
       a.out + static_cast<std::int64_t>(b) * a.out_stride_seq + static_cast<std::int64_t>(hq) * a.out_stride_head,
       a.out_row_bytes);
   buffer_store_b16(out_bits, out_rsrc, static_cast<std::uint32_t>(2 * static_cast<std::int64_t>(d) * a.out_stride_dim));
+  if (a.lse != nullptr && chunk == 0 && lane == 0) {
+    const buffer_rsrc lse_rsrc = make_buffer_rsrc(
+        a.lse + static_cast<std::int64_t>(b) * a.lse_stride_seq + static_cast<std::int64_t>(hq) * a.lse_stride_head, 4u);
+    buffer_store_b32(bit_cast<std::uint32_t>(lse_of(max_m, sum, nonfinite)), lse_rsrc, 0u);
+  }
 }
 
 }  // namespace uq::gfx950

@@ -9,6 +9,7 @@
 
 #include <limits>
 #include <ostream>
+#include <string>
 
 namespace uq {
 namespace cli {
@@ -49,6 +50,9 @@ int run_decode(const ParsedOptions& o, CommandIo& io) {
   cfg.partitions = static_cast<int>(o.integer("--partitions"));
   cfg.backend = parse_backend(o.text("--backend"));
   cfg.check = !o.flag("--no-check");
+  const bool want_lse = o.given("--lse");
+  if (want_lse && o.text("--lse") == o.text("--out"))
+    throw UsageError("--lse and --out name the same file (" + o.text("--out") + ")");
 
   const Exec exec;
   const auto& cs = cache.shape;
@@ -57,6 +61,9 @@ int run_decode(const ParsedOptions& o, CommandIo& io) {
   auto tables_d = to_device_2d("uq::cli::block_tables", tables.data(), B, shapes["max_blocks"]);
   auto lens_d = to_device_1d("uq::cli::seq_lens", lens);
   DeviceView3<bf16> out_d(Kokkos::view_alloc(Kokkos::WithoutInitializing, "uq::cli::out"), B, Hq, 256);
+  // Not allocated (data() null: no lse) unless asked for.
+  DeviceView2<float> lse_d;
+  if (want_lse) lse_d = DeviceView2<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "uq::cli::lse"), B, Hq);
 
   DecodeShape shape;
   shape.max_seqs = static_cast<int>(B);
@@ -65,9 +72,9 @@ int run_decode(const ParsedOptions& o, CommandIo& io) {
   shape.block_size = static_cast<int>(cs[1]);
   shape.max_blocks_per_seq = static_cast<int>(shapes["max_blocks"]);
   const DecodePlan<Exec> plan(exec, shape, cfg);
-  // With check on, bad block ids or seq lens make run() throw uq::Error (exit 2).
+  // With check on, bad block ids or seq lens, or a non-finite q, make run() throw uq::Error (exit 2).
   plan.run(DeviceView3<const bf16>(q_d), DeviceView4<const std::uint8_t>(cache_d),
-           DeviceView2<const std::int32_t>(tables_d), DeviceView1<const std::int32_t>(lens_d), out_d);
+           DeviceView2<const std::int32_t>(tables_d), DeviceView1<const std::int32_t>(lens_d), out_d, lse_d);
   const Status status = plan.status();
   const std::vector<bf16> out = to_host(out_d);
 
@@ -82,13 +89,21 @@ int run_decode(const ParsedOptions& o, CommandIo& io) {
     for (std::size_t i = 0; i < out.size(); ++i) values[i] = codec::bf16_to_float(out[i]);
     npy::write(out_file, npy::float32(), out_shape, values.data());
   }
+  if (want_lse) {
+    const std::vector<float> lse = to_host(lse_d);
+    npy::write(o.text("--lse"), npy::float32(), {B, Hq}, lse.data());
+  }
   if (!status.ok())
     io.err << "uq decode: warning: the device masked bad data (" << status.describe()
-           << "); those tokens were treated as absent\n";
+           << "); tokens of bad blocks or lengths were treated as absent, a query with a NaN or an infinity "
+              "gave a NaN row\n";
   io.out << "uq decode: wrote " << out_file << " " << npy::shape_string(out_shape) << " "
          << (o.text("--out-dtype") == "bf16" ? "uint16 (bf16 bits)" : "float32") << "; path "
          << path_name(plan.path()) << " on " << plan.device().name << ", " << plan.partitions() << " partitions x "
-         << plan.tile_groups_per_partition() << " tile-groups; status " << status.describe() << "\n";
+         << plan.tile_groups_per_partition() << " tile-groups, " << plan.launches_per_run()
+         << (plan.launches_per_run() == 1 ? " kernel" : " kernels")
+         << (want_lse ? "; lse " + o.text("--lse") + " " + npy::shape_string({B, Hq}) + " float32" : std::string())
+         << "; status " << status.describe() << "\n";
   return kExitOk;
 }
 
@@ -102,16 +117,18 @@ Command decode_command() {
       "decode --q Q.npy --cache CACHE.npy --block-tables BT.npy\n"
       "                 --seq-lens SL.npy --qg G --out OUT.npy [--scale S]\n"
       "                 [--q-rotated] [--partitions P] [--backend auto|generic|native]\n"
-      "                 [--out-dtype float32|bf16] [--no-check]";
+      "                 [--out-dtype float32|bf16] [--lse LSE.npy] [--no-check]";
   c.description =
       "For each sequence b and query head h: out[b, h] = softmax(scale x q8 . k) V over the first "
       "SL[b] tokens of the sequence, whose token t lives in cache block BT[b, t / block_size] at "
       "position t % block_size. q8 is the E4M3 rounding of the rotated query; query head h reads KV "
       "head h / qg.\n\n"
       "The result holds bf16 values: written as float32 (exact) or, with --out-dtype bf16, as uint16 "
-      "bits. Bad block ids or sequence lengths are an error (exit 2) unless --no-check is given; then "
-      "the affected tokens are masked, as the library does on the device, and the counts are reported "
-      "on stderr.";
+      "bits. --lse also writes lse[b, h] = log sum_t exp(scale x q8 . k_t) (natural log; -inf for a "
+      "sequence without tokens), what merging this attention with another needs. Bad block ids or "
+      "sequence lengths, and queries holding a NaN or an infinity, are an error (exit 2) unless "
+      "--no-check is given; then the affected tokens are masked, as the library does on the device, a "
+      "non-finite query head gives a NaN row (and a NaN lse), and the counts are reported on stderr.";
   c.options = {
       text_option("--q", "Q.npy", "Queries [B, Hq, 256]: float32 (rounded to bf16) or uint16 (bf16 bits).", true),
       text_option("--cache", "CACHE.npy", "The cache [num_blocks, block_size, Hk, slot_bytes] uint8 (uq write-kv).",
@@ -129,7 +146,10 @@ Command decode_command() {
                     "auto"),
       choice_option("--out-dtype", {"float32", "bf16"}, "float32: the bf16 results as float32; bf16: their uint16 bits.",
                     "float32"),
-      flag_option("--no-check", "Mask bad block ids and sequence lengths instead of failing; report the counts."),
+      text_option("--lse", "LSE.npy", "Also write the log-sum-exp of each query head's scores [B, Hq] float32.", false),
+      flag_option("--no-check",
+                  "Mask bad block ids and sequence lengths (and give NaN rows for non-finite queries) instead of "
+                  "failing; report the counts."),
   };
   c.options[4].required = true;
   c.run = run_decode;

@@ -1,5 +1,6 @@
 // uq::decode: paged split-K decode attention over the UltraQuant MXFP4 cache
-// (spec ultraquant.md §5), and uq::DecodePlan, its reusable workspace.
+// (spec ultraquant.md §5, revision 2: optional lse, one kernel when P = 1, partial traffic
+// that grows with the tokens present), and uq::DecodePlan, its reusable workspace.
 #pragma once
 
 #include "uq/backend.hpp"
@@ -17,8 +18,10 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -45,11 +48,45 @@ struct DecodeShape {
 
 inline constexpr int kMaxPartitions = 4096;
 
-// Workspace for decode: partial outputs, their l and m, and the status counters,
-// allocated once. run() allocates nothing, does not synchronise when check = false,
-// and always launches the same grid for a given num_seqs, so it can be captured in a
-// CUDA/HIP graph and replayed. Counters accumulate across runs with check = false
-// (read them with status(), clear them with reset_status()).
+// A caller-provided decode workspace must start at a multiple of this many bytes.
+inline constexpr std::size_t kDecodeWorkspaceAlignment = 16;
+
+namespace impl {
+
+// Where a plan's workspace keeps what it needs (byte offsets; each region starts at a
+// multiple of 256 bytes): the status counters, then l, m and the partial rows of
+// rows = max_seqs * num_kv_heads * P * qg partition rows.
+struct DecodeWorkspaceLayout {
+  static constexpr std::size_t kRegion = 256;
+  std::int64_t rows = 0;
+  std::size_t counters = 0, l = 0, m = 0, out = 0, bytes = 0;
+
+  static std::size_t round_up(std::size_t n) { return (n + kRegion - 1) / kRegion * kRegion; }
+
+  explicit DecodeWorkspaceLayout(std::int64_t partition_rows) : rows(partition_rows) {
+    const std::size_t r = static_cast<std::size_t>(rows);
+    counters = 0;
+    l = round_up(counters + kNumCounters * sizeof(unsigned long long));
+    m = round_up(l + r * sizeof(float));
+    out = round_up(m + r * sizeof(float));
+    bytes = round_up(out + r * kHeadDim * sizeof(bf16));
+  }
+};
+
+}  // namespace impl
+
+// Workspace for decode: the status counters and the partial results of the split-K
+// partitions (their l, m and bf16 rows), allocated once by the plan or given to it by the
+// caller (workspace_bytes() says how much). run() allocates nothing, does not synchronise when
+// check = false, and always launches the same grid for a given num_seqs, so it can be
+// captured in a CUDA/HIP graph and replayed. Counters accumulate across runs with
+// check = false (read them with status(), clear them with reset_status()).
+//
+// With one partition (config.partitions = 1; the spec's default choice is at least 2) run() is
+// a single kernel that writes out itself; otherwise a partition kernel and a reducer
+// (launches_per_run()). Partitions without tokens write only their l and m, so the partial
+// traffic grows with the tokens present, not with the worst-case grid.
+//
 // Concurrency: the workspace is shared by every run of the plan, so runs must be ordered (one
 // stream, or synchronised); use one plan per stream for concurrent work. Plans are not
 // thread-safe. A captured graph fixes num_seqs = q.extent(0): pad with seq_len 0.
@@ -58,8 +95,142 @@ class DecodePlan {
  public:
   using memory_space = typename ExecSpace::memory_space;
 
+  // Allocates its own workspace.
   DecodePlan(const ExecSpace& exec, const DecodeShape& shape, const DecodeConfig& cfg = {})
       : exec_(exec), shape_(shape), cfg_(cfg), device_(impl::device_info(exec)) {
+    init();
+    owned_ = Kokkos::View<std::uint8_t*, memory_space>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "uq::decode::workspace"), layout().bytes);
+    bind(owned_.data(), owned_.extent(0));
+  }
+
+  // Uses the caller's workspace: a rank-1 view of bytes (std::uint8_t, char, std::byte, ...)
+  // in memory the execution space can access, contiguous, at least workspace_bytes(shape, cfg)
+  // long and starting at a multiple of kDecodeWorkspaceAlignment (16) bytes. The plan keeps a
+  // copy of the view (a managed view stays alive with the plan; the memory of an unmanaged one
+  // must outlive it), clears the counters in it now and overwrites it on every run.
+  template <class Workspace, class = std::enable_if_t<Kokkos::is_view<Workspace>::value>>
+  DecodePlan(const ExecSpace& exec, const DecodeShape& shape, const DecodeConfig& cfg, const Workspace& workspace)
+      : exec_(exec), shape_(shape), cfg_(cfg), device_(impl::device_info(exec)) {
+    static_assert(static_cast<int>(Workspace::rank) == 1, "uq::DecodePlan: the workspace is a rank-1 view of bytes");
+    static_assert(sizeof(typename Workspace::value_type) == 1, "uq::DecodePlan: the workspace is a view of bytes");
+    static_assert(!std::is_const<typename Workspace::value_type>::value,
+                  "uq::DecodePlan: the workspace must be writable (not const)");
+    static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename Workspace::memory_space>::accessible,
+                  "uq::DecodePlan: the workspace is not accessible from the execution space");
+    constexpr const char* fn = "uq::DecodePlan";
+    init();
+    auto* base = reinterpret_cast<std::uint8_t*>(workspace.data());
+    impl::require(workspace.span_is_contiguous() || workspace.extent(0) <= 1, fn, "workspace",
+                  "a contiguous view (stride 1)", "stride " + impl::str(static_cast<std::int64_t>(workspace.stride(0))));
+    const std::size_t have = workspace.extent(0);
+    impl::require(have >= layout().bytes, fn, "workspace",
+                  "at least workspace_bytes(shape, config) = " + std::to_string(layout().bytes) + " bytes",
+                  std::to_string(have) + " bytes");
+    const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(base) % kDecodeWorkspaceAlignment;
+    impl::require(misalignment == 0, fn, "workspace",
+                  "a start address that is a multiple of " + std::to_string(kDecodeWorkspaceAlignment) + " bytes",
+                  "address % " + std::to_string(kDecodeWorkspaceAlignment) + " = " + std::to_string(misalignment));
+    holder_ = std::make_shared<Workspace>(workspace);
+    bind(base, have);
+  }
+
+  // Bytes of workspace a plan of this shape and config needs (throws uq::Error for the
+  // arguments the constructor rejects).
+  static std::size_t workspace_bytes(const DecodeShape& shape, const DecodeConfig& cfg = {}) {
+    check_plan(shape, cfg);
+    return impl::DecodeWorkspaceLayout(partition_rows(shape, choose(shape, cfg))).bytes;
+  }
+
+  // q: [num_seqs, num_kv_heads * qg, 256] bf16, any strides. kv_cache: uint8
+  // [num_blocks, block_size, num_kv_heads, slot_bytes]. block_tables: int32
+  // [num_seqs, W] with W <= the plan's max_blocks_per_seq (a narrower table is the engine's
+  // live one: the grid stays the plan's, lengths clamp to W * block_size). seq_lens: int32
+  // [num_seqs]. out: like q.
+  template <class Q, class Cache, class Tables, class Lens, class Out>
+  void run(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens,
+           const Out& out) const {
+    run(q, kv_cache, block_tables, seq_lens, out, impl::NoDecodeLse<memory_space>());
+  }
+
+  // The same, also writing lse: float [num_seqs, num_kv_heads * qg], any strides (vLLM's
+  // [num_heads, num_tokens] is a transposed view), the natural log of the sum of exp(score)
+  // over the sequence's tokens: -inf for a sequence without tokens, NaN for a non-finite q.
+  // A view whose data() is null (a default-constructed one) means "no lse".
+  template <class Q, class Cache, class Tables, class Lens, class Out, class Lse>
+  void run(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens, const Out& out,
+           const Lse& lse) const {
+    constexpr const char* fn = "uq::decode";
+    const int num_seqs = static_cast<int>(q.extent(0));
+    check_inputs(q, kv_cache, block_tables, seq_lens);
+    check_output(num_seqs, out);
+    check_lse(num_seqs, lse);
+    impl::require_no_alias(fn, "out", out, "q", q);
+    impl::require_no_alias(fn, "out", out, "kv_cache", kv_cache);
+    impl::require_no_alias(fn, "out", out, "block_tables", block_tables);
+    impl::require_no_alias(fn, "out", out, "seq_lens", seq_lens);
+    impl::require_no_alias(fn, "out", out, "workspace", workspace_view());
+    if (lse.data() != nullptr) {
+      impl::require_no_alias(fn, "lse", lse, "q", q);
+      impl::require_no_alias(fn, "lse", lse, "kv_cache", kv_cache);
+      impl::require_no_alias(fn, "lse", lse, "block_tables", block_tables);
+      impl::require_no_alias(fn, "lse", lse, "seq_lens", seq_lens);
+      impl::require_no_alias(fn, "lse", lse, "out", out);
+      impl::require_no_alias(fn, "lse", lse, "workspace", workspace_view());
+    }
+    if (cfg_.check) counters_.reset(exec_);
+    const impl::DecodeParams p = params(static_cast<int>(block_tables.extent(1)));
+    if (choice_.partitions == 1) {  // one kernel: the partition writes out (and lse) itself
+      impl::DecodeSpec<ExecSpace>::partitions(path_, exec_, q, impl::cache_addressing(kv_cache), block_tables,
+                                              seq_lens, partials_, counters_.view(), p, num_seqs, out, lse);
+    } else {
+      launch_partitions(q, kv_cache, block_tables, seq_lens);
+      impl::DecodeSpec<ExecSpace>::reduce(path_, exec_, partials_, out, lse, p, num_seqs);
+    }
+    if (cfg_.check) throw_if_bad(fn, "q/block_tables/seq_lens", counters_.read(exec_));
+  }
+
+  // The two stages separately (benchmarks and tests), at any P (P = 1 included: then the
+  // partition kernel writes partial rows like any other). run_partitions writes the partial
+  // results of num_seqs = q.extent(0) sequences; run_reduce combines them into out (and lse).
+  template <class Q, class Cache, class Tables, class Lens>
+  void run_partitions(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens) const {
+    check_inputs(q, kv_cache, block_tables, seq_lens);
+    launch_partitions(q, kv_cache, block_tables, seq_lens);
+  }
+
+  template <class Out>
+  void run_reduce(int num_seqs, const Out& out) const {
+    run_reduce(num_seqs, out, impl::NoDecodeLse<memory_space>());
+  }
+
+  template <class Out, class Lse>
+  void run_reduce(int num_seqs, const Out& out, const Lse& lse) const {
+    check_output(num_seqs, out);
+    check_lse(num_seqs, lse);
+    impl::require_no_alias("uq::decode", "out", out, "workspace", workspace_view());
+    if (lse.data() != nullptr) impl::require_no_alias("uq::decode", "lse", lse, "workspace", workspace_view());
+    impl::DecodeSpec<ExecSpace>::reduce(path_, exec_, partials_, out, lse, params(shape_.max_blocks_per_seq),
+                                        num_seqs);
+  }
+
+  Path path() const { return path_; }
+  const DeviceInfo& device() const { return device_; }
+  int partitions() const { return choice_.partitions; }
+  int tile_groups_per_partition() const { return choice_.tile_groups_per_part; }
+  // Kernels one run() launches when num_seqs > 0: 1 with one partition (no reducer), else 2.
+  int launches_per_run() const { return choice_.partitions == 1 ? 1 : 2; }
+  const DecodeShape& shape() const { return shape_; }
+  const DecodeConfig& config() const { return cfg_; }
+  // The workspace's partial results: [max_seqs][num_kv_heads][P][qg] rows. A row's partial
+  // output holds data only where its l > 0 (tests, benchmarks).
+  const impl::DecodePartials<memory_space>& partials() const { return partials_; }
+
+  Status status() const { return counters_.read(exec_); }
+  void reset_status() const { counters_.reset(exec_); }
+
+ private:
+  static void check_plan(const DecodeShape& shape, const DecodeConfig& cfg) {
     constexpr const char* fn = "uq::decode";
     using impl::require;
     using impl::str;
@@ -76,67 +247,44 @@ class DecodePlan {
             "0 (default) or 1.." + str(kMaxPartitions), str(cfg.partitions));
     require(cfg.qg == 0 || cfg.qg == shape.qg, fn, "config.qg", "0 or shape.qg = " + str(shape.qg),
             str(cfg.qg));
-
-    choice_ = choose_partitions(shape.max_seqs, shape.max_blocks_per_seq, shape.block_size, cfg.partitions);
-    const std::int64_t rows =
-        static_cast<std::int64_t>(shape.max_seqs) * shape.num_kv_heads * choice_.partitions * shape.qg;
-    require(static_cast<std::int64_t>(shape.max_seqs) * shape.num_kv_heads * choice_.partitions <=
+    const PartitionChoice c = choose(shape, cfg);
+    require(static_cast<std::int64_t>(shape.max_seqs) * shape.num_kv_heads * c.partitions <=
                 std::numeric_limits<int>::max(),
-            fn, "shape", "max_seqs * num_kv_heads * partitions <= 2^31 - 1", str(rows / shape.qg));
-    path_ = select_path("uq::decode", device_, cfg.backend, true, impl::built_paths());
-
-    partials_.out = decltype(partials_.out)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "uq::decode::partial_out"),
-                                            rows * kHeadDim);
-    partials_.l = decltype(partials_.l)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "uq::decode::partial_l"), rows);
-    partials_.m = decltype(partials_.m)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "uq::decode::partial_m"), rows);
-    counters_ = impl::StatusCounters<ExecSpace>(exec);
+            fn, "shape", "max_seqs * num_kv_heads * partitions <= 2^31 - 1",
+            str(static_cast<std::int64_t>(shape.max_seqs) * shape.num_kv_heads * c.partitions));
   }
 
-  // q: [num_seqs, num_kv_heads * qg, 256] bf16, any strides. kv_cache: uint8
-  // [num_blocks, block_size, num_kv_heads, slot_bytes]. block_tables: int32
-  // [num_seqs, max_blocks_per_seq]. seq_lens: int32 [num_seqs]. out: like q.
-  template <class Q, class Cache, class Tables, class Lens, class Out>
-  void run(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens,
-           const Out& out) const {
-    constexpr const char* fn = "uq::decode";
-    check_inputs(q, kv_cache, block_tables, seq_lens);
-    check_output(static_cast<int>(q.extent(0)), out);
-    impl::require_no_alias(fn, "out", out, "q", q);
-    impl::require_no_alias(fn, "out", out, "kv_cache", kv_cache);
-    impl::require_no_alias(fn, "out", out, "block_tables", block_tables);
-    impl::require_no_alias(fn, "out", out, "seq_lens", seq_lens);
-    if (cfg_.check) counters_.reset(exec_);
-    launch_partitions(q, kv_cache, block_tables, seq_lens);
-    launch_reduce(static_cast<int>(q.extent(0)), out);
-    if (cfg_.check) throw_if_bad(fn, "block_tables/seq_lens", counters_.read(exec_));
+  static PartitionChoice choose(const DecodeShape& shape, const DecodeConfig& cfg) {
+    return choose_partitions(shape.max_seqs, shape.max_blocks_per_seq, shape.block_size, cfg.partitions);
   }
 
-  // The two stages separately (benchmarks and tests). run_partitions writes the
-  // partial outputs of num_seqs = q.extent(0) sequences; run_reduce combines them.
-  template <class Q, class Cache, class Tables, class Lens>
-  void run_partitions(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens) const {
-    check_inputs(q, kv_cache, block_tables, seq_lens);
-    launch_partitions(q, kv_cache, block_tables, seq_lens);
+  static std::int64_t partition_rows(const DecodeShape& shape, const PartitionChoice& c) {
+    return static_cast<std::int64_t>(shape.max_seqs) * shape.num_kv_heads * c.partitions * shape.qg;
   }
 
-  template <class Out>
-  void run_reduce(int num_seqs, const Out& out) const {
-    check_output(num_seqs, out);
-    launch_reduce(num_seqs, out);
+  impl::DecodeWorkspaceLayout layout() const { return impl::DecodeWorkspaceLayout(partition_rows(shape_, choice_)); }
+
+  void init() {
+    check_plan(shape_, cfg_);
+    choice_ = choose(shape_, cfg_);
+    path_ = select_path("uq::decode", device_, cfg_.backend, true, impl::built_paths());
   }
 
-  Path path() const { return path_; }
-  const DeviceInfo& device() const { return device_; }
-  int partitions() const { return choice_.partitions; }
-  int tile_groups_per_partition() const { return choice_.tile_groups_per_part; }
-  const DecodeShape& shape() const { return shape_; }
-  const DecodeConfig& config() const { return cfg_; }
-  const impl::DecodePartials<memory_space>& partials() const { return partials_; }
+  // Views into the workspace at `base` (bytes long).
+  void bind(std::uint8_t* base, std::size_t bytes) {
+    const impl::DecodeWorkspaceLayout w = layout();
+    workspace_ = Kokkos::View<std::uint8_t*, memory_space, Kokkos::MemoryUnmanaged>(base, bytes);
+    const std::size_t rows = static_cast<std::size_t>(w.rows);
+    partials_.out = decltype(partials_.out)(reinterpret_cast<bf16*>(base + w.out), rows * kHeadDim);
+    partials_.l = decltype(partials_.l)(reinterpret_cast<float*>(base + w.l), rows);
+    partials_.m = decltype(partials_.m)(reinterpret_cast<float*>(base + w.m), rows);
+    counters_ = impl::StatusCounters<ExecSpace>(exec_, reinterpret_cast<unsigned long long*>(base + w.counters));
+  }
 
-  Status status() const { return counters_.read(exec_); }
-  void reset_status() const { counters_.reset(exec_); }
+  const Kokkos::View<std::uint8_t*, memory_space, Kokkos::MemoryUnmanaged>& workspace_view() const {
+    return workspace_;
+  }
 
- private:
   template <class Q, class Cache, class Tables, class Lens>
   void check_inputs(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens) const {
     static_assert(impl::ViewContract<ExecSpace, Q, bf16, 3>::ok, "");
@@ -158,16 +306,24 @@ class DecodePlan {
     impl::require_extent(fn, "q", q, 1, static_cast<std::int64_t>(shape_.num_kv_heads) * shape_.qg,
                          "num_q_heads = num_kv_heads * qg");
     impl::require_extent(fn, "block_tables", block_tables, 0, num_seqs, "num_seqs = q.extent(0)");
-    impl::require_extent(fn, "block_tables", block_tables, 1, shape_.max_blocks_per_seq,
-                         "max_blocks_per_seq of the plan");
+    const std::int64_t width = static_cast<std::int64_t>(block_tables.extent(1));
+    require(width <= shape_.max_blocks_per_seq, fn, "block_tables",
+            "extent(1) <= the plan's max_blocks_per_seq = " + str(shape_.max_blocks_per_seq), str(width));
     impl::require_extent(fn, "seq_lens", seq_lens, 0, num_seqs, "num_seqs = q.extent(0)");
+    const auto& ws = workspace_view();
+    impl::require_no_alias(fn, "workspace", ws, "q", q);
+    impl::require_no_alias(fn, "workspace", ws, "kv_cache", kv_cache);
+    impl::require_no_alias(fn, "workspace", ws, "block_tables", block_tables);
+    impl::require_no_alias(fn, "workspace", ws, "seq_lens", seq_lens);
   }
 
   template <class Q, class Cache, class Tables, class Lens>
   void launch_partitions(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens) const {
     impl::DecodeSpec<ExecSpace>::partitions(path_, exec_, q, impl::cache_addressing(kv_cache), block_tables,
-                                            seq_lens, partials_, counters_.view(), params(),
-                                            static_cast<int>(q.extent(0)));
+                                            seq_lens, partials_, counters_.view(),
+                                            params(static_cast<int>(block_tables.extent(1))),
+                                            static_cast<int>(q.extent(0)), impl::NoDecodeOut<memory_space>(),
+                                            impl::NoDecodeLse<memory_space>());
   }
 
   template <class Out>
@@ -182,16 +338,21 @@ class DecodePlan {
     impl::require_extent(fn, "out", out, 2, kHeadDim, "head dim");
   }
 
-  template <class Out>
-  void launch_reduce(int num_seqs, const Out& out) const {
-    impl::DecodeSpec<ExecSpace>::reduce(path_, exec_, partials_, out, params(), num_seqs);
+  template <class Lse>
+  void check_lse(int num_seqs, const Lse& lse) const {
+    static_assert(impl::OutputViewContract<ExecSpace, Lse, float, 2>::ok, "");
+    if (lse.data() == nullptr) return;  // not wanted
+    constexpr const char* fn = "uq::decode";
+    impl::require_extent(fn, "lse", lse, 0, num_seqs, "num_seqs");
+    impl::require_extent(fn, "lse", lse, 1, static_cast<std::int64_t>(shape_.num_kv_heads) * shape_.qg,
+                         "num_q_heads = num_kv_heads * qg");
   }
 
-  impl::DecodeParams params() const {
+  impl::DecodeParams params(int table_blocks) const {
     impl::DecodeParams p;
     p.num_kv_heads = shape_.num_kv_heads;
     p.qg = shape_.qg;
-    p.max_blocks_per_seq = shape_.max_blocks_per_seq;
+    p.max_blocks_per_seq = table_blocks;
     p.partitions = choice_.partitions;
     p.tgpp = choice_.tile_groups_per_part;
     p.scale = cfg_.softmax_scale;
@@ -205,6 +366,9 @@ class DecodePlan {
   DeviceInfo device_;
   PartitionChoice choice_;
   Path path_ = Path::Generic;
+  Kokkos::View<std::uint8_t*, memory_space> owned_;  // the plan's own workspace (empty when the caller's)
+  std::shared_ptr<const void> holder_;              // a copy of the caller's workspace view
+  Kokkos::View<std::uint8_t*, memory_space, Kokkos::MemoryUnmanaged> workspace_;
   impl::DecodePartials<memory_space> partials_;
   impl::StatusCounters<ExecSpace> counters_;
 };
@@ -236,6 +400,7 @@ DecodeShape decode_shape_of(const Q& q, const Cache& kv_cache, const Tables& blo
   return s;
 }
 
+// One call with a temporary plan. The overloads with `lse` also write it (DecodePlan::run).
 template <class ExecSpace, class Q, class Cache, class Tables, class Lens, class Out,
           class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
 void decode(const ExecSpace& exec, const Q& q, const Cache& kv_cache, const Tables& block_tables,
@@ -244,11 +409,26 @@ void decode(const ExecSpace& exec, const Q& q, const Cache& kv_cache, const Tabl
       .run(q, kv_cache, block_tables, seq_lens, out);
 }
 
+template <class ExecSpace, class Q, class Cache, class Tables, class Lens, class Out, class Lse,
+          std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value && Kokkos::is_view<Lse>::value, int> = 0>
+void decode(const ExecSpace& exec, const Q& q, const Cache& kv_cache, const Tables& block_tables,
+            const Lens& seq_lens, const Out& out, const Lse& lse, const DecodeConfig& cfg = {}) {
+  DecodePlan<ExecSpace>(exec, decode_shape_of(q, kv_cache, block_tables, cfg), cfg)
+      .run(q, kv_cache, block_tables, seq_lens, out, lse);
+}
+
 template <class Q, class Cache, class Tables, class Lens, class Out,
           class = std::enable_if_t<Kokkos::is_view<Q>::value>>
 void decode(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens,
             const Out& out, const DecodeConfig& cfg = {}) {
   decode(typename Out::execution_space(), q, kv_cache, block_tables, seq_lens, out, cfg);
+}
+
+template <class Q, class Cache, class Tables, class Lens, class Out, class Lse,
+          std::enable_if_t<Kokkos::is_view<Q>::value && Kokkos::is_view<Lse>::value, int> = 0>
+void decode(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens,
+            const Out& out, const Lse& lse, const DecodeConfig& cfg = {}) {
+  decode(typename Out::execution_space(), q, kv_cache, block_tables, seq_lens, out, lse, cfg);
 }
 
 }  // namespace uq

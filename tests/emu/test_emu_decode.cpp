@@ -6,8 +6,12 @@
 //  1. against the float64 reference with the tolerance of tests/support/decode_case.hpp,
 //     derived there for any implementation of the spec's numerics;
 //  2. against the generic Kokkos path run on the same inputs, element by element, with the
-//     tighter tolerance derived at generic_tolerance() below; plus the partitions' m and l,
-//     and the status counters, which must be equal.
+//     tighter tolerance derived at generic_tolerance() below; plus the lse, the partitions' m
+//     and l, and the status counters, which must be equal.
+//
+// Both paths run as DecodePlan::run does (revision 2 of spec ultraquant.md §5): with P = 1
+// one partition kernel that writes out and lse itself, else the partition kernel (rows of
+// empty partitions poisoned before and checked untouched after) and the reducer.
 //
 // Some cases change the inputs' layout before both paths run (a gathered q, padded cache
 // blocks, a strided output) or overwrite cache bytes no token attends with 0xFF (NaN scales):
@@ -24,6 +28,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -41,14 +46,20 @@ struct Variant {
   std::int64_t block_padding = 0;  // extra bytes between cache blocks
   bool strided_out = false;        // the reducer writes a strided view
   bool zero_v_scales_of_seq0 = false;  // every V scale byte of sequence 0 -> 0 (codes kept)
+  bool two_stages = false;         // P = 1 through partial rows and the reducer (not direct)
+  int plan_extra_blocks = 0;       // the plan is sized for a table this much wider than the case's
 };
 
 // Everything one path produced for a case.
 struct PathResults {
   std::vector<std::uint16_t> out;  // [B][Hq][256]
-  std::vector<float> l, m;         // partition rows [B][Hk][P][QG]
+  std::vector<float> lse;          // [B][Hq]
+  std::vector<float> l, m;         // partition rows [B][Hk][P][QG] (empty when P = 1 runs direct)
   uq::Status status;
 };
+
+// The poison of the partition rows before a run: l is never negative.
+constexpr float kPoisonL = -7.0f;
 
 struct BothPaths {
   PathResults emulated, generic;
@@ -132,10 +143,11 @@ CacheStrided relayout_cache(const Cache& cache, const Tables& tables, const Lens
 
 // ---------------------------------------------------------------- the emulated path
 // The views are copied to host arrays, converted by uq/impl/decode_launch.hpp exactly as
-// decode_spec.hpp does for HIP, and run by the emulator's launchers; the result lands in out.
+// decode_spec.hpp does for HIP, and run by the emulator's launchers; the result lands in out
+// and lse.
 template <class Q, class Cache, class Tables, class Lens, class Out>
 PathResults run_emulated(const uq::impl::DecodeParams& params, const Variant& v, const Q& q, const Cache& cache,
-                         const Tables& tables, const Lens& lens, const Out& out) {
+                         const Tables& tables, const Lens& lens, const Out& out, const LseView& lse) {
   const auto hq = host_copy(q);
   const auto hcache = host_copy(cache);
   const auto htables = host_copy(tables);
@@ -143,30 +155,41 @@ PathResults run_emulated(const uq::impl::DecodeParams& params, const Variant& v,
   const int num_seqs = static_cast<int>(q.extent(0));
   const std::int64_t H = static_cast<std::int64_t>(out.extent(1));
   const std::int64_t rows = static_cast<std::int64_t>(num_seqs) * params.num_kv_heads * params.partitions * params.qg;
+  const bool direct = params.partitions == 1 && !v.two_stages;
 
   uq::impl::DecodePartials<HostMem> partials;
   partials.out = Kokkos::View<uq::bf16*, HostMem>("emu partial out", rows * 256);
   partials.l = Kokkos::View<float*, HostMem>("emu partial l", rows);
   partials.m = Kokkos::View<float*, HostMem>("emu partial m", rows);
-  // Poison: every row must be written, empty partitions included.
+  // Poison: every l and m must be written, a partial row exactly where l > 0.
   Kokkos::deep_copy(partials.out, uq::bf16{kPoisonBf16});
-  Kokkos::deep_copy(partials.l, std::nanf(""));
-  Kokkos::deep_copy(partials.m, std::nanf(""));
+  Kokkos::deep_copy(partials.l, kPoisonL);
+  Kokkos::deep_copy(partials.m, kPoisonL);
   Kokkos::View<unsigned long long[uq::kNumCounters], HostMem> counters("emu counters");
+  auto hlse = Kokkos::create_mirror_view(HostMem(), lse);  // lse itself on a host backend (strided)
 
-  const auto launch = uq::gfx950::decode_partitions_launch(hq, uq::impl::cache_addressing(hcache), htables, hlens,
-                                                           partials, counters, params, num_seqs, nullptr);
-  uq::gfx950::emulate_decode_partitions(launch);
-
+  auto launch = uq::gfx950::decode_partitions_launch(hq, uq::impl::cache_addressing(hcache), htables, hlens, partials,
+                                                     counters, params, num_seqs, nullptr);
   auto hout = Kokkos::create_mirror_view(HostMem(), out);
+  // Output rows 2 elements apart per dim, heads and sequences at odd offsets; the gaps must
+  // stay untouched.
+  const std::int64_t sd = 2, sh = 2 * 256 + 1, ss = H * sh + 7;
+  std::vector<uq::bf16> storage(static_cast<std::size_t>(num_seqs * ss + 1), uq::bf16{kPoisonBf16});
+  const Kokkos::View<uq::bf16***, Kokkos::LayoutStride, HostMem, Kokkos::MemoryUnmanaged> strided(
+      storage.data(), Kokkos::LayoutStride(num_seqs, ss, H, sh, 256, sd));
+  const auto run_into = [&](const auto& o) {
+    if (direct) {
+      uq::impl::set_direct_outputs(launch, o, hlse);
+      uq::gfx950::emulate_decode_partitions(launch);
+    } else {
+      uq::gfx950::emulate_decode_partitions(launch);
+      auto reduce = uq::gfx950::decode_reduce_launch(partials, o, params, num_seqs, nullptr);
+      uq::impl::set_reduce_lse(reduce, hlse);
+      uq::gfx950::emulate_decode_reduce(reduce);
+    }
+  };
   if (v.strided_out) {
-    // Output rows 2 elements apart per dim, heads and sequences at odd offsets; the gaps
-    // must stay untouched.
-    const std::int64_t sd = 2, sh = 2 * 256 + 1, ss = H * sh + 7;
-    std::vector<uq::bf16> storage(static_cast<std::size_t>(num_seqs * ss + 1), uq::bf16{kPoisonBf16});
-    const Kokkos::View<uq::bf16***, Kokkos::LayoutStride, HostMem, Kokkos::MemoryUnmanaged> strided(
-        storage.data(), Kokkos::LayoutStride(num_seqs, ss, H, sh, 256, sd));
-    uq::gfx950::emulate_decode_reduce(uq::gfx950::decode_reduce_launch(partials, strided, params, num_seqs, nullptr));
+    run_into(strided);
     std::vector<bool> inside(storage.size(), false);
     for (int b = 0; b < num_seqs; ++b)
       for (std::int64_t h = 0; h < H; ++h)
@@ -180,14 +203,24 @@ PathResults run_emulated(const uq::impl::DecodeParams& params, const Variant& v,
       }
     }
   } else {
-    uq::gfx950::emulate_decode_reduce(uq::gfx950::decode_reduce_launch(partials, hout, params, num_seqs, nullptr));
+    run_into(hout);
   }
   Kokkos::deep_copy(out, hout);
+  Kokkos::deep_copy(lse, hlse);
 
   PathResults r;
-  for (std::int64_t i = 0; i < rows; ++i) {
+  r.lse = to_host(lse);
+  for (std::int64_t i = 0; i < rows && !direct; ++i) {
     r.l.push_back(partials.l(i));
     r.m.push_back(partials.m(i));
+    // Revision 2: a partial row exactly where l > 0 (NaN: a non-finite query writes none).
+    int poisoned = 0;
+    for (int d = 0; d < 256; ++d) poisoned += partials.out(i * 256 + d).bits == kPoisonBf16;
+    const bool expect_row = partials.l(i) > 0.0f;
+    EXPECT_EQ(poisoned, expect_row ? 0 : 256) << "partition row " << i << " (l = " << partials.l(i) << ")";
+  }
+  if (direct) {  // no partial result touched
+    for (std::int64_t i = 0; i < rows; ++i) EXPECT_EQ(partials.l(i), kPoisonL) << "direct run wrote partition row " << i;
   }
   for (int i = 0; i < uq::kNumCounters; ++i) r.status.counts[i] = counters(i);
   return r;
@@ -196,19 +229,35 @@ PathResults run_emulated(const uq::impl::DecodeParams& params, const Variant& v,
 // Both paths on the (possibly re-laid-out) inputs; the emulated output goes to check_decode.
 template <class Q, class Cache, class Tables, class Lens, class Out>
 void run_both_on(const DecodeCase& c, const Variant& v, BothPaths& both, const Q& q, const Cache& cache,
-                 const Tables& tables, const Lens& lens, const Out& out) {
+                 const Tables& tables, const Lens& lens, const Out& out, const LseView& lse) {
   uq::DecodeConfig cfg;
   cfg.softmax_scale = c.scale;
   cfg.q_rotated = c.q_rotated;
   cfg.partitions = c.partitions;
   cfg.backend = uq::Backend::Generic;
   cfg.check = false;
-  uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(q, cache, tables, cfg), cfg);
+  uq::DecodeShape shape = uq::decode_shape_of(q, cache, tables, cfg);
+  shape.max_blocks_per_seq += v.plan_extra_blocks;
+  uq::DecodePlan<Exec> plan(Exec(), shape, cfg);
   Kokkos::View<uq::bf16***, Mem> generic_out("generic out", q.extent(0), q.extent(1), 256);
-  plan.run(q, cache, tables, lens, generic_out);
+  Kokkos::View<float**, Mem> generic_lse("generic lse", q.extent(0), q.extent(1));
+  if (v.two_stages) {
+    plan.run_partitions(q, cache, tables, lens);
+    plan.run_reduce(static_cast<int>(q.extent(0)), generic_out, generic_lse);
+  } else {
+    Kokkos::deep_copy(plan.partials().l, kPoisonL);
+    plan.run(q, cache, tables, lens, generic_out, generic_lse);
+  }
   for (const uq::bf16& x : to_host(generic_out)) both.generic.out.push_back(x.bits);
-  both.generic.l = to_host(plan.partials().l);
-  both.generic.m = to_host(plan.partials().m);
+  both.generic.lse = to_host(generic_lse);
+  if (plan.launches_per_run() == 2 || v.two_stages) {
+    const std::size_t rows = static_cast<std::size_t>(q.extent(0)) * plan.shape().num_kv_heads * plan.partitions() *
+                             plan.shape().qg;
+    both.generic.l = to_host(plan.partials().l);
+    both.generic.m = to_host(plan.partials().m);
+    both.generic.l.resize(rows);
+    both.generic.m.resize(rows);
+  }
   both.generic.status = plan.status();
   both.partitions = plan.partitions();
   both.tgpp = plan.tile_groups_per_partition();
@@ -216,41 +265,41 @@ void run_both_on(const DecodeCase& c, const Variant& v, BothPaths& both, const Q
   uq::impl::DecodeParams params;
   params.num_kv_heads = plan.shape().num_kv_heads;
   params.qg = plan.shape().qg;
-  params.max_blocks_per_seq = plan.shape().max_blocks_per_seq;
+  params.max_blocks_per_seq = static_cast<int>(tables.extent(1));  // the run's table, as DecodePlan::run
   params.partitions = plan.partitions();
   params.tgpp = plan.tile_groups_per_partition();
   params.scale = c.scale;
   params.q_rotated = c.q_rotated;
   const auto start = std::chrono::steady_clock::now();
-  both.emulated = run_emulated(params, v, q, cache, tables, lens, out);
+  both.emulated = run_emulated(params, v, q, cache, tables, lens, out, lse);
   both.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// A DecodeRunner for check_decode: both paths, with the variant's input changes.
+// A DecodeRunnerLse for check_decode_lse: both paths, with the variant's input changes.
 auto both_paths_runner(const DecodeCase& c, const Variant& v, BothPaths& both) {
-  return [&c, &v, &both](auto q, auto cache, auto tables, auto lens, auto out) {
+  return [&c, &v, &both](auto q, auto cache, auto tables, auto lens, auto out, auto lse) {
     Kokkos::View<uq::bf16*, Mem> q_storage;
     Kokkos::View<std::uint8_t*, Mem> cache_storage;
     const bool relayout_q_needed = v.q_dim_stride > 0 || v.odd_q_head_stride;
     const bool relayout_cache_needed = v.block_padding > 0 || v.poison_unattended || v.zero_v_scales_of_seq0;
     if (relayout_q_needed && relayout_cache_needed) {
       run_both_on(c, v, both, relayout_q(q, v, q_storage), relayout_cache(cache, tables, lens, v, cache_storage),
-                  tables, lens, out);
+                  tables, lens, out, lse);
     } else if (relayout_q_needed) {
-      run_both_on(c, v, both, relayout_q(q, v, q_storage), cache, tables, lens, out);
+      run_both_on(c, v, both, relayout_q(q, v, q_storage), cache, tables, lens, out, lse);
     } else if (relayout_cache_needed) {
-      run_both_on(c, v, both, q, relayout_cache(cache, tables, lens, v, cache_storage), tables, lens, out);
+      run_both_on(c, v, both, q, relayout_cache(cache, tables, lens, v, cache_storage), tables, lens, out, lse);
     } else {
-      run_both_on(c, v, both, q, cache, tables, lens, out);
+      run_both_on(c, v, both, q, cache, tables, lens, out, lse);
     }
   };
 }
 
 BothPaths run_both(const DecodeCase& c, const Variant& v) {
   BothPaths both;
-  const DecodeCheck check = check_decode(c, both_paths_runner(c, v, both));
+  const DecodeCheck check = check_decode_lse(c, both_paths_runner(c, v, both));
   both.emulated.out = check.out;
-  both.max_err_over_ref_tol = check.max_err_over_tol;
+  both.max_err_over_ref_tol = std::max(check.max_err_over_tol, check.max_lse_err_over_tol);
   return both;
 }
 
@@ -269,7 +318,8 @@ BothPaths run_both_unchecked(const DecodeCase& c, const Variant& v) {
   auto lens = to_device(d.seq_lens, "lens", d.num_seqs);
   Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem> out("out", d.num_seqs, d.hq, 256);
   Kokkos::deep_copy(out, uq::bf16{kPoisonBf16});
-  both_paths_runner(c, v, both)(q, cache, tables, lens, out);
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> lse("lse", d.num_seqs, d.hq);
+  both_paths_runner(c, v, both)(q, cache, tables, lens, out, LseView(lse));
   for (const uq::bf16& x : to_host(out)) both.emulated.out.push_back(x.bits);
   return both;
 }
@@ -319,6 +369,7 @@ GenericTolerance generic_tolerance(double generic, double vmax, double score_abs
 struct GenericComparison {
   std::int64_t elements = 0, identical = 0, beyond_smooth = 0;
   double max_err_over_tol = 0.0;
+  double max_lse_err_over_tol = 0.0;
 };
 
 // Partition rows: the same ones empty (m = -inf, l = 0), m and l close otherwise. m is the
@@ -331,7 +382,12 @@ void compare_partitions(const DecodeCase& c, const PathResults& e, const PathRes
   ASSERT_EQ(e.m.size(), g.m.size());
   const double u32 = std::ldexp(1.0, -24);
   for (std::size_t i = 0; i < e.m.size(); ++i) {
-    ASSERT_FALSE(std::isnan(e.m[i]) || std::isnan(e.l[i])) << c.name() << ": partition row " << i << " not written";
+    ASSERT_FALSE(e.l[i] == kPoisonL || e.m[i] == kPoisonL) << c.name() << ": partition row " << i << " not written";
+    ASSERT_EQ(std::isnan(e.l[i]), std::isnan(g.l[i])) << c.name() << ": partition row " << i << " (non-finite q)";
+    if (std::isnan(g.l[i])) {  // a non-finite query row: l = m = NaN on both paths
+      ASSERT_TRUE(std::isnan(e.m[i]) && std::isnan(g.m[i])) << c.name() << ": partition row " << i;
+      continue;
+    }
     ASSERT_EQ(e.m[i] == -INFINITY, g.m[i] == -INFINITY) << c.name() << ": partition row " << i;
     if (g.m[i] == -INFINITY) {
       ASSERT_EQ(e.l[i], 0.0f) << c.name() << ": empty partition row " << i;
@@ -350,6 +406,33 @@ void compare_partitions(const DecodeCase& c, const PathResults& e, const PathRes
   }
 }
 
+// The lse of both paths (same rows -inf, same rows NaN), otherwise within (derivation as
+// generic_tolerance, u32 = 2^-24, S = score_abs, n = attended tokens): (a) the scores, lse
+// being 1-Lipschitz in them: 96 u32 S; (b) exp2 vs exp per weight: 8 u32 (1 + S); (c) the
+// orders of the sums of l and of the reducer's weights, each within (2.1 n + 4) u32 relative
+// of the exact (tests/support/lse_tolerance.hpp): 4.2 (n + 2) u32; (d) the emulated kernel's
+// log (<= 8 u32 max(1, |log W|), arch/gfx950/decode_lse.hpp, |log W| <= |lse| + S) vs libm's
+// (1 u32): 9 u32 (1 + |lse| + S); the final M + log W on both: 2 u32 |lse|.
+// Sum: u32 (113 S + 4.2 n + 26 + 11 |lse|).
+double compare_lse(const DecodeCase& c, const PathResults& e, const PathResults& g, const uqref::DecodeResult& ref) {
+  EXPECT_EQ(e.lse.size(), g.lse.size());
+  const double u32 = std::ldexp(1.0, -24);
+  double worst = 0.0;
+  for (std::size_t i = 0; i < e.lse.size() && i < g.lse.size(); ++i) {
+    if (std::isnan(g.lse[i]) || g.lse[i] == -INFINITY) {
+      EXPECT_TRUE(std::isnan(g.lse[i]) ? std::isnan(e.lse[i]) : e.lse[i] == -INFINITY)
+          << c.name() << ": row " << i << ": emulated lse " << e.lse[i] << ", generic " << g.lse[i];
+      continue;
+    }
+    const double S = ref.score_abs[i], n = static_cast<double>(ref.attended[i]);
+    const double tol = u32 * (113.0 * S + 4.2 * n + 26.0 + 11.0 * std::fabs(g.lse[i]));
+    const double err = std::fabs(static_cast<double>(e.lse[i]) - g.lse[i]);
+    worst = std::max(worst, std::isfinite(e.lse[i]) ? err / tol : INFINITY);
+    EXPECT_LE(err, tol) << c.name() << ": row " << i << ": emulated lse " << e.lse[i] << ", generic " << g.lse[i];
+  }
+  return worst;
+}
+
 GenericComparison compare_with_generic(const DecodeCase& c, const BothPaths& both) {
   GenericComparison cmp;
   const PathResults& e = both.emulated;
@@ -359,6 +442,11 @@ GenericComparison compare_with_generic(const DecodeCase& c, const BothPaths& bot
   int reported = 0;
   for (std::size_t i = 0; i < e.out.size() && i < g.out.size(); ++i) {
     const std::size_t row = i / 256;
+    if (ref.nonfinite_q[row]) {  // NaN on both (check_decode_lse checked the emulated row)
+      if (!std::isnan(bf16_value(g.out[i])) && reported++ < 5)
+        ADD_FAILURE() << c.name() << ": element " << i << ": generic " << bf16_value(g.out[i]) << " for a non-finite q";
+      continue;
+    }
     const double got = bf16_value(e.out[i]), want = bf16_value(g.out[i]);
     const GenericTolerance t = generic_tolerance(want, ref.vmax[i], ref.score_abs[row], ref.attended[row]);
     const double err = std::fabs(got - want);
@@ -374,6 +462,7 @@ GenericComparison compare_with_generic(const DecodeCase& c, const BothPaths& bot
       << c.name() << ": " << cmp.beyond_smooth << " of " << cmp.elements
       << " elements differ from the generic path by more than the no-flip bound";
   compare_partitions(c, e, g, ref, both.partitions, c.num_kv_heads * c.qg);
+  cmp.max_lse_err_over_tol = compare_lse(c, e, g, ref);
   for (int k = 0; k < uq::kNumCounters; ++k)
     EXPECT_EQ(e.status.counts[k], g.status.counts[k])
         << c.name() << ": counter " << uq::counter_name(static_cast<uq::Counter>(k));
@@ -384,10 +473,10 @@ BothPaths check_both(const DecodeCase& c, const Variant& v = {}) {
   BothPaths both = run_both(c, v);
   const GenericComparison cmp = compare_with_generic(c, both);
   std::printf("[ emulated ] %-58s P %4d TGPP %d: %5.2f s; vs reference max err/tol %.3f; vs generic %lld/%lld "
-              "identical, max err/tol %.3f, %lld beyond the no-flip bound\n",
+              "identical, max err/tol %.3f, %lld beyond the no-flip bound, lse max err/tol %.3f\n",
               c.name().c_str(), both.partitions, both.tgpp, both.seconds, both.max_err_over_ref_tol,
               static_cast<long long>(cmp.identical), static_cast<long long>(cmp.elements), cmp.max_err_over_tol,
-              static_cast<long long>(cmp.beyond_smooth));
+              static_cast<long long>(cmp.beyond_smooth), cmp.max_lse_err_over_tol);
   return both;
 }
 
@@ -583,6 +672,93 @@ TEST(EmuDecodeBadData, EveryBlockBadGivesZeros) {
   for (std::uint16_t bits : both.emulated.out) ASSERT_EQ(bits, 0u);
 }
 
+// ---------------------------------------------------------------- revision 2 (issue 14)
+
+std::vector<std::uint32_t> bits_of(const std::vector<float>& v) {
+  std::vector<std::uint32_t> b(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) std::memcpy(&b[i], &v[i], 4);
+  return b;
+}
+
+TEST(EmuDecodeSplitK, OnePartitionWritesOutItselfBitIdenticalToTheTwoStages) {
+  DecodeCase c;
+  c.qg = 8;
+  c.num_kv_heads = 2;
+  c.block_size = 32;
+  c.seq_lens = {0, 1, 100, 255, 256, 700};
+  c.partitions = 1;
+  const BothPaths direct = check_both(c);  // dense out: 8-byte stores
+  Variant staged;
+  staged.two_stages = true;
+  const BothPaths two = check_both(c, staged);
+  ASSERT_EQ(direct.emulated.out, two.emulated.out);
+  ASSERT_EQ(bits_of(direct.emulated.lse), bits_of(two.emulated.lse));
+  Variant strided;  // dim stride 2: 2-byte stores
+  strided.strided_out = true;
+  const BothPaths s = check_both(c, strided);
+  ASSERT_EQ(s.emulated.out, direct.emulated.out);
+  ASSERT_EQ(bits_of(s.emulated.lse), bits_of(direct.emulated.lse));
+}
+
+TEST(EmuDecodeSplitK, OnePartitionEqualsManyWhenOneHoldsAllTokens) {
+  // Every sequence fits the first tile-group: with P = 4 partition 0 holds all tokens, the
+  // reducer combines one partition and must return it unchanged.
+  for (int qg : {6, 16}) {
+    DecodeCase c;
+    c.qg = qg;
+    c.block_size = 16;
+    c.seq_lens = {0, 1, 17, 200, 256};
+    c.max_blocks_per_seq = 40;
+    c.seed = 60 + qg;
+    c.partitions = 1;
+    const BothPaths one = check_both(c);
+    c.partitions = 4;
+    const BothPaths four = check_both(c);
+    ASSERT_EQ(one.emulated.out, four.emulated.out) << "qg " << qg;
+    ASSERT_EQ(bits_of(one.emulated.lse), bits_of(four.emulated.lse)) << "qg " << qg;
+  }
+}
+
+TEST(EmuDecodeSplitK, NarrowerTableThanThePlan) {
+  DecodeCase c;
+  c.qg = 6;
+  c.block_size = 16;
+  c.seq_lens = {300, 17, 0, 160};
+  c.max_blocks_per_seq = 20;
+  c.raw_seq_len_overrides = {{3, 20 * 16 + 50}};  // clamped to the live table's 320 tokens
+  Variant v;
+  v.plan_extra_blocks = 500;  // the plan's grid: 8320 tokens
+  const BothPaths both = check_both(c, v);
+  EXPECT_EQ(both.partitions, uq::choose_partitions(4, 520, 16).partitions);
+  EXPECT_EQ(both.emulated.status[uq::Counter::long_seq_lens], 1u);
+}
+
+// Six non-finite (sequence, query head) rows over two KV heads, as in tests/test_decode_bad_data.cpp.
+DecodeCase nonfinite_case(bool rotated, int partitions) {
+  constexpr std::uint16_t kNan = 0x7FC0, kSignalingNan = 0x7F81, kPlusInf = 0x7F80, kMinusInf = 0xFF80;
+  DecodeCase c;
+  c.qg = 6;
+  c.num_kv_heads = 2;
+  c.block_size = 32;
+  c.q_rotated = rotated;
+  c.partitions = partitions;
+  c.seq_lens = {300, 0, 40, 1000, 20};
+  c.bad_blocks = {{4, 0}};
+  c.q_overrides = {{0, 1, 5, kNan},     {0, 7, 255, kPlusInf},       {1, 3, 0, kMinusInf}, {2, 0, 1, kNan},
+                   {2, 0, 2, kPlusInf}, {3, 11, 255, kSignalingNan}, {4, 6, 100, kNan}};
+  return c;
+}
+
+TEST(EmuDecodeBadData, NonFiniteQueryGivesNanRowsCountedOnce) {
+  for (bool rotated : {false, true})
+    for (int partitions : {0, 1, 7}) {
+      const BothPaths both = check_both(nonfinite_case(rotated, partitions));
+      EXPECT_EQ(both.emulated.status[uq::Counter::nonfinite_inputs], 6u)
+          << "P " << partitions << (rotated ? " rotated" : " raw");
+      EXPECT_EQ(both.emulated.status[uq::Counter::bad_block_ids], 1u);
+    }
+}
+
 // ---------------------------------------------------------------- launcher arguments
 
 uq::gfx950::DecodePartitionsLaunch valid_launch(std::vector<std::uint8_t>& cache) {
@@ -639,6 +815,18 @@ TEST(EmuDecodeLaunch, RejectsWhatTheKernelCannotAddress) {
   expect([](L& l) { l.block_stride = 100; }, "argument 'block_stride'");
   expect([](L& l) { l.q_stride_head = std::int64_t{1} << 30; }, "argument 'q': expected the qg rows of one KV head within 2^31 bytes");
   expect([](L& l) { l.num_kv_heads = 70000; }, "argument 'num_kv_heads'");
+  static std::uint16_t out[256];
+  static float lse[8];
+  expect([](L& l) { l.out = out; }, "argument 'out': expected set only with partitions == 1 (no reducer)");
+  expect([](L& l) { l.lse = lse; }, "argument 'lse': expected set only with out (partitions == 1)");
+  expect(
+      [](L& l) {
+        l.partitions = 1;
+        l.tgpp = 2;
+        l.out = out;
+        l.out_stride_head = std::int64_t{1} << 30;
+      },
+      "argument 'out': expected the qg rows of one KV head within 2^31 bytes");
 }
 
 TEST(EmuDecodeLaunch, EmptyBatchLaunchesNothing) {

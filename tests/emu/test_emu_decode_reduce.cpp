@@ -3,7 +3,8 @@
 // generic Kokkos reducer (src/uq/impl/reduce_generic.hpp) on the same partials, for partition
 // counts from 1 to 4096, empty partitions holding NaN partial rows (which must be skipped,
 // never multiplied by 0), rows with no partition at all, weights that underflow, and a
-// strided output.
+// strided output; the lse of every row (revision 2), and rows holding a partition of a
+// non-finite query (l = m = NaN, spec §6), which must give all-NaN rows and a NaN lse.
 #include "support/test_util.hpp"
 
 #include "gfx950/decode_emulated.hpp"
@@ -12,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -27,6 +29,7 @@ struct ReduceCase {
   double empty_fraction = 0.3;  // partitions with m = -inf, l = 0 and a NaN partial row
   double m_spread = 10.0;       // m uniform in [-m_spread, 2]
   bool all_empty_row = false;   // (b 0, head 0) has no partition
+  bool nonfinite_row = false;   // (last b, head 1): one partition has l = m = NaN (its partial row finite)
   std::uint64_t seed = 1;
 };
 
@@ -53,6 +56,13 @@ Partials make_partials(const ReduceCase& c) {
     for (int d = 0; d < 256; ++d)
       p.views.out(row * 256 + d) = empty ? uq::bf16{kPoisonBf16} : uq::codec::float_to_bf16(value(rng));
   }
+  if (c.nonfinite_row) {  // partition P / 2 of (last sequence, query head 1): KV head 0, r = 1
+    const std::int64_t row = (static_cast<std::int64_t>(c.num_seqs - 1) * c.num_kv_heads * c.partitions +
+                              c.partitions / 2) * c.qg + 1;
+    p.views.l(row) = NAN;
+    p.views.m(row) = NAN;
+    for (int d = 0; d < 256; ++d) p.views.out(row * 256 + d) = uq::codec::float_to_bf16(1.0f);
+  }
   return p;
 }
 
@@ -74,7 +84,16 @@ uq::impl::DecodeParams params_of(const ReduceCase& c) {
 // formula): with m_spread <= 40 none is that small.
 struct Expected {
   std::vector<double> out, bound;  // [B][Hq][256]
+  std::vector<double> lse, lse_bound;  // [B][Hq]; lse NaN for a row holding a NaN l
 };
+
+// lse = M + log S. S carries a relative error <= (1.5 X + P + 4) u32 (its weights and their
+// sum, as above), which log turns into an absolute one; log itself errs by <= 8 u32 max(1,
+// |log S|) (arch/gfx950/decode_lse.hpp; libm's by less) and M + log S rounds once more.
+double lse_bound_of(double lse, double log_s, double X, int partitions) {
+  const double u32 = std::ldexp(1.0, -24);
+  return u32 * ((1.5 * X + partitions + 4.0) + 8.0 * std::max(1.0, std::fabs(log_s)) + std::fabs(lse));
+}
 
 Expected expected_of(const ReduceCase& c, const Partials& p) {
   Expected e;
@@ -92,13 +111,23 @@ Expected expected_of(const ReduceCase& c, const Partials& p) {
       }
       std::vector<double> w(static_cast<std::size_t>(c.partitions), 0.0);
       double S = 0.0;
+      bool nonfinite = false;
       for (int q = 0; q < c.partitions; ++q) {
         const std::int64_t row = first + static_cast<std::int64_t>(q) * c.qg;
         const double m = p.views.m(row);
+        nonfinite = nonfinite || std::isnan(p.views.l(row));
         if (m > -INFINITY) w[static_cast<std::size_t>(q)] = p.views.l(row) * std::exp(m - M);
         S += w[static_cast<std::size_t>(q)];
       }
+      const double lse = nonfinite ? NAN : (S > 0.0 ? M + std::log(S) : -INFINITY);
+      e.lse.push_back(lse);
+      e.lse_bound.push_back(S > 0.0 && !nonfinite ? lse_bound_of(lse, std::log(S), X, c.partitions) : 0.0);
       for (int d = 0; d < 256; ++d) {
+        if (nonfinite) {
+          e.out.push_back(NAN);
+          e.bound.push_back(0.0);
+          continue;
+        }
         double acc = 0.0, mag = 0.0;
         for (int q = 0; q < c.partitions; ++q) {
           if (w[static_cast<std::size_t>(q)] == 0.0) continue;
@@ -116,13 +145,25 @@ Expected expected_of(const ReduceCase& c, const Partials& p) {
 
 // Runs the emulated reducer into a view with the given dim stride (heads and sequences at
 // odd offsets); returns the output bits in [B][Hq][256] order and checks the gaps.
+using HostLse = Kokkos::View<float**, Kokkos::LayoutStride, HostMem, Kokkos::MemoryUnmanaged>;
+
+// lse of the emulated reducer: [B][Hq] through a transposed view ([Hq][B] storage).
+std::vector<float> g_emulated_lse;
+
 std::vector<std::uint16_t> run_emulated(const ReduceCase& c, const Partials& p, std::int64_t dim_stride) {
   const std::int64_t H = c.num_kv_heads * c.qg;
   const std::int64_t sh = 256 * dim_stride + 1, ss = H * sh + 3;
   std::vector<uq::bf16> storage(static_cast<std::size_t>(c.num_seqs * ss + 1), uq::bf16{kPoisonBf16});
   const Kokkos::View<uq::bf16***, Kokkos::LayoutStride, HostMem, Kokkos::MemoryUnmanaged> out(
       storage.data(), Kokkos::LayoutStride(c.num_seqs, ss, H, sh, 256, dim_stride));
-  uq::gfx950::emulate_decode_reduce(uq::gfx950::decode_reduce_launch(p.views, out, params_of(c), c.num_seqs, nullptr));
+  std::vector<float> lse_storage(static_cast<std::size_t>(H * c.num_seqs), 12345.0f);
+  const HostLse lse(lse_storage.data(), Kokkos::LayoutStride(c.num_seqs, 1, H, c.num_seqs));
+  auto launch = uq::gfx950::decode_reduce_launch(p.views, out, params_of(c), c.num_seqs, nullptr);
+  uq::impl::set_reduce_lse(launch, lse);
+  uq::gfx950::emulate_decode_reduce(launch);
+  g_emulated_lse.clear();
+  for (int b = 0; b < c.num_seqs; ++b)
+    for (std::int64_t h = 0; h < H; ++h) g_emulated_lse.push_back(lse(b, h));
   std::vector<std::uint16_t> bits;
   std::vector<bool> inside(storage.size(), false);
   for (int b = 0; b < c.num_seqs; ++b)
@@ -139,13 +180,19 @@ std::vector<std::uint16_t> run_emulated(const ReduceCase& c, const Partials& p, 
   return bits;
 }
 
+std::vector<float> g_generic_lse;
+
 // The generic reducer on the same partials (Kokkos::Serial: host views).
 std::vector<std::uint16_t> run_generic(const ReduceCase& c, const Partials& p) {
   using Out = Kokkos::View<uq::bf16***, HostMem>;
+  using Lse = Kokkos::View<float**, HostMem>;
   Out out("generic out", c.num_seqs, c.num_kv_heads * c.qg, 256);
-  uq::impl::ReduceGeneric<Kokkos::DefaultHostExecutionSpace, Out> k;
+  Lse lse("generic lse", c.num_seqs, c.num_kv_heads * c.qg);
+  uq::impl::ReduceGeneric<Kokkos::DefaultHostExecutionSpace, Out, Lse> k;
   k.partials = p.views;
   k.out = out;
+  k.lse = lse;
+  k.has_lse = true;
   k.num_kv_heads = c.num_kv_heads;
   k.qg = c.qg;
   k.partitions = c.partitions;
@@ -153,6 +200,7 @@ std::vector<std::uint16_t> run_generic(const ReduceCase& c, const Partials& p) {
   Kokkos::fence();
   std::vector<std::uint16_t> bits;
   for (const uq::bf16& x : to_host(out)) bits.push_back(x.bits);
+  g_generic_lse = to_host(lse);
   return bits;
 }
 
@@ -171,6 +219,13 @@ void check(const ReduceCase& c, std::int64_t dim_stride = 1) {
   for (std::size_t i = 0; i < emu.size(); ++i) {
     const double got = uq::codec::bf16_to_float(uq::bf16{emu[i]});
     const double generic = uq::codec::bf16_to_float(uq::bf16{gen[i]});
+    identical += emu[i] == gen[i];
+    if (std::isnan(e.out[i])) {  // a row holding a NaN l: all NaN on both
+      if (!(std::isnan(got) && std::isnan(generic)) && reported++ < 5)
+        ADD_FAILURE() << "element " << i << ": a row with a NaN l must be NaN, emulated " << got << ", generic "
+                      << generic;
+      continue;
+    }
     const double ulp = generic == 0.0 ? 0.0 : std::ldexp(1.0, std::ilogb(generic) - 7);
     const double fp32_part = e.bound[i] - std::ldexp(std::fabs(e.out[i]), -8);
     if (!(std::fabs(got - e.out[i]) <= e.bound[i]) && reported++ < 5)
@@ -179,7 +234,17 @@ void check(const ReduceCase& c, std::int64_t dim_stride = 1) {
       ADD_FAILURE() << "element " << i << ": emulated " << got << ", generic " << generic;
     if (e.bound[i] == 0.0 && emu[i] != 0u && reported++ < 5)
       ADD_FAILURE() << "element " << i << ": a row without partitions must be exactly +0, got bits " << emu[i];
-    identical += emu[i] == gen[i];
+  }
+  ASSERT_EQ(g_emulated_lse.size(), e.lse.size());
+  ASSERT_EQ(g_generic_lse.size(), e.lse.size());
+  for (std::size_t i = 0; i < e.lse.size(); ++i) {
+    for (const float got : {g_emulated_lse[i], g_generic_lse[i]}) {
+      if (std::isnan(e.lse[i]) || e.lse[i] == -INFINITY) {
+        EXPECT_TRUE(std::isnan(e.lse[i]) ? std::isnan(got) : got == -INFINITY) << "row " << i << ": lse " << got;
+        continue;
+      }
+      EXPECT_LE(std::fabs(got - e.lse[i]), e.lse_bound[i]) << "row " << i << ": lse " << got << ", float64 " << e.lse[i];
+    }
   }
   std::printf("[ reducer  ] B %d Hk %d QG %d P %4d: %lld/%zu identical to the generic reducer\n", c.num_seqs,
               c.num_kv_heads, c.qg, c.partitions, static_cast<long long>(identical), emu.size());
@@ -215,6 +280,19 @@ TEST(EmuDecodeReduce, EmptyRowsGiveZeroAndNanPartialsOfEmptyPartitionsAreSkipped
   c.all_empty_row = true;
   c.seed = 77;
   check(c);
+}
+
+TEST(EmuDecodeReduce, NonFiniteQueryRowIsNanWithoutReadingItsPartials) {
+  for (int P : {1, 6, 300}) {
+    ReduceCase c;
+    c.num_seqs = 2;
+    c.num_kv_heads = 2;
+    c.qg = 8;
+    c.partitions = P;
+    c.nonfinite_row = true;
+    c.seed = 90 + P;
+    check(c);
+  }
 }
 
 TEST(EmuDecodeReduce, StridedOutput) {

@@ -32,6 +32,25 @@ std::vector<const std::uint8_t*> attended_slots(const DecodeInputs& in, int b, i
   return slots;
 }
 
+// A query row whose bf16 holds a NaN or an infinity (exponent field all ones): spec §6.
+bool nonfinite_query(const std::uint16_t* q256) {
+  for (int d = 0; d < kDim; ++d)
+    if ((q256[d] & 0x7F80u) == 0x7F80u) return true;
+  return false;
+}
+
+// Spec §6: a non-finite query row gives an all-NaN output row and a NaN lse, whatever its
+// scores (which are NaN, or finite after E4M3's saturation of an infinity in a pre-rotated q).
+void finish_nonfinite_rows(DecodeResult& res, int b, int hq0, int qg, int Hq) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int r = 0; r < qg; ++r) {
+    const std::size_t row = static_cast<std::size_t>(b) * Hq + hq0 + r;
+    if (!res.nonfinite_q[row]) continue;
+    res.lse[row] = nan;
+    for (int d = 0; d < kDim; ++d) res.out[row * kDim + d] = nan;
+  }
+}
+
 }  // namespace
 
 DecodeResult uq_decode(const DecodeInputs& in) {
@@ -43,6 +62,8 @@ DecodeResult uq_decode(const DecodeInputs& in) {
   res.vmax.assign(static_cast<std::size_t>(B) * Hq * kDim, 0.0);
   res.score_abs.assign(static_cast<std::size_t>(B) * Hq, 0.0);
   res.attended.assign(static_cast<std::size_t>(B) * Hq, 0);
+  res.lse.assign(static_cast<std::size_t>(B) * Hq, -std::numeric_limits<double>::infinity());
+  res.nonfinite_q.assign(static_cast<std::size_t>(B) * Hq, 0);
 
   std::vector<double> q8(static_cast<std::size_t>(qg) * kDim);
   double kv[kDim];
@@ -54,9 +75,14 @@ DecodeResult uq_decode(const DecodeInputs& in) {
       for (int r = 0; r < qg; ++r) {
         const std::uint16_t* q = in.q + b * in.q_stride_seq + (hq0 + r) * in.q_stride_head;
         uq_query_q8(q, in.q_rotated, &q8[static_cast<std::size_t>(r) * kDim]);
-        res.attended[static_cast<std::size_t>(b) * Hq + hq0 + r] = static_cast<std::int64_t>(n);
+        const std::size_t row = static_cast<std::size_t>(b) * Hq + hq0 + r;
+        res.attended[row] = static_cast<std::int64_t>(n);
+        res.nonfinite_q[row] = nonfinite_query(q) ? 1 : 0;
       }
-      if (n == 0) continue;  // out stays 0
+      if (n == 0) {  // out stays 0, lse -inf (NaN for a non-finite query, below)
+        finish_nonfinite_rows(res, b, hq0, qg, Hq);
+        continue;
+      }
 
       // Pass 1: scores s[r][t].
       std::vector<double> s(static_cast<std::size_t>(qg) * n);
@@ -95,9 +121,12 @@ DecodeResult uq_decode(const DecodeInputs& in) {
         }
       }
       for (int r = 0; r < qg; ++r) {
-        double* out = &res.out[(static_cast<std::size_t>(b) * Hq + hq0 + r) * kDim];
+        const std::size_t row = static_cast<std::size_t>(b) * Hq + hq0 + r;
+        double* out = &res.out[row * kDim];
         for (int d = 0; d < kDim; ++d) out[d] /= wsum[r];
+        res.lse[row] = mx[r] + std::log(wsum[r]);  // log sum_t exp(s_t), max subtracted and added back
       }
+      finish_nonfinite_rows(res, b, hq0, qg, Hq);
     }
   }
   return res;

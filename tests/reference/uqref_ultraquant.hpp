@@ -17,7 +17,9 @@
 //    examined at all, so its rows never count in nonfinite_rows. nonfinite_rows counts
 //    each written (token, head, K-or-V) row that has at least one non-finite group.
 //  * Decode: a negative softmax scale is allowed (the reference is plain math);
-//    score_abs uses |scale|. NaN inputs (NaN q, scale byte 255) simply propagate.
+//    score_abs uses |scale|. A query row whose bf16 holds a NaN or an infinity gives an
+//    all-NaN output row and a NaN lse (spec §6, whether or not it attends any token); other
+//    NaN inputs (scale byte 255) simply propagate.
 #pragma once
 
 #include <cstdint>
@@ -66,7 +68,8 @@ void uq_query_q8(const std::uint16_t* q256, bool q_rotated, double* out256);
 // for each sequence b and query head hq (KV head hq / qg), with L = seq_len clamped to
 // [0, max_blocks_per_seq * block_size]: s_t = scale * sum_d q8[d] k̂_t[d] over the
 // attended tokens t < L (a token whose block-table entry is outside [0, num_blocks) is
-// absent), out = sum_t softmax(s)_t v̂_t; no attended token -> out = 0.
+// absent), out = sum_t softmax(s)_t v̂_t, lse = log sum_t exp(s_t); no attended token ->
+// out = 0, lse = -inf; a non-finite query row -> out = NaN, lse = NaN.
 struct DecodeInputs {
   const std::uint16_t* q;  // element (b, hq, d) at q[b*q_stride_seq + hq*q_stride_head + d]
   std::int64_t q_stride_seq, q_stride_head;
@@ -90,6 +93,10 @@ struct DecodeResult {
   std::vector<double> vmax;          // [B][Hq][256]: max |v̂_t[d]| over attended tokens (0 if none)
   std::vector<double> score_abs;     // [B][Hq]: max over attended t of |scale| * sum_d |q8[d] k̂_t[d]|
   std::vector<std::int64_t> attended;  // [B][Hq]: number of attended tokens
+  // [B][Hq]: log sum_t exp(s_t) over the attended tokens (natural log); -inf when none, NaN
+  // for a non-finite query row.
+  std::vector<double> lse;
+  std::vector<int> nonfinite_q;  // [B][Hq]: 1 where the query row holds a NaN or an infinity
 };
 
 DecodeResult uq_decode(const DecodeInputs& in);

@@ -4,6 +4,7 @@
 // the tolerance derived below. Used by the generic tests and by every tuned path.
 #pragma once
 
+#include "support/lse_tolerance.hpp"
 #include "support/test_util.hpp"
 #include "uq/uq.hpp"
 #include "uqref.hpp"
@@ -40,6 +41,13 @@ struct DecodeCase {
   // Corrupt inputs after the cache is written: (sequence, logical block) -> bad id.
   std::vector<std::pair<int, int>> bad_blocks;
   std::vector<std::pair<int, int>> raw_seq_len_overrides;  // (sequence, value) passed to decode
+  // q elements replaced after generation: (sequence, query head, dim, bf16 bits), e.g. a NaN or
+  // an infinity (spec §6).
+  struct QElement {
+    int seq, head, dim;
+    std::uint16_t bits;
+  };
+  std::vector<QElement> q_overrides;
 
   std::string name() const {
     std::string s = "qg" + std::to_string(qg) + " bs" + std::to_string(block_size) + " hk" +
@@ -159,6 +167,9 @@ inline DecodeData build_decode_data(const DecodeCase& c) {
   RowGenerator qgen(c.seed * 7 + 3, 256, 0);
   for (std::size_t r = 0; r < d.qkv.size() / 256; ++r) qgen.fill(&d.qkv[r * 256], c.q_sigma);
 
+  for (const auto& e : c.q_overrides)
+    d.qkv[(static_cast<std::size_t>(e.seq) * heads + e.head) * 256 + e.dim] = e.bits;
+
   d.seq_lens.assign(c.seq_lens.begin(), c.seq_lens.end());
   for (auto [b, len] : c.raw_seq_len_overrides) d.seq_lens[static_cast<std::size_t>(b)] = len;
   for (auto [b, j] : c.bad_blocks)
@@ -205,16 +216,30 @@ inline double decode_tolerance(double ref, double vmax, double score_abs, std::i
 }
 
 // Runs a decode path over the case and checks it. `run` gets the device views and
-// must fill out; it may throw. Returns the number of checked elements.
+// must fill out (and lse, for the runners that take it); it may throw.
 using DecodeRunner = std::function<void(const Kokkos::View<const uq::bf16***, Kokkos::LayoutStride, Mem>& q,
                                         const Kokkos::View<const std::uint8_t****, Kokkos::LayoutRight, Mem>& cache,
                                         const Kokkos::View<const std::int32_t**, Kokkos::LayoutRight, Mem>& tables,
                                         const Kokkos::View<const std::int32_t*, Kokkos::LayoutRight, Mem>& lens,
                                         const Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem>& out)>;
+// lse: [B, Hq] float, viewed transposed over a [Hq, B] buffer (vLLM's layout): any strides.
+using LseView = Kokkos::View<float**, Kokkos::LayoutStride, Mem>;
+using DecodeRunnerLse = std::function<void(const Kokkos::View<const uq::bf16***, Kokkos::LayoutStride, Mem>& q,
+                                           const Kokkos::View<const std::uint8_t****, Kokkos::LayoutRight, Mem>& cache,
+                                           const Kokkos::View<const std::int32_t**, Kokkos::LayoutRight, Mem>& tables,
+                                           const Kokkos::View<const std::int32_t*, Kokkos::LayoutRight, Mem>& lens,
+                                           const Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem>& out,
+                                           const LseView& lse)>;
+
+// The value an lse view holds before a run: finite, so that a missing write is never taken
+// for the -inf of an empty sequence or the NaN of a non-finite query.
+inline constexpr float kPoisonLse = 12345.0f;
 
 struct DecodeCheck {
   std::vector<std::uint16_t> out;  // [B][Hq][256] bits
+  std::vector<float> lse;          // [B][Hq] (check_decode_lse only)
   double max_err_over_tol = 0.0;
+  double max_lse_err_over_tol = 0.0;
 };
 
 // A case's inputs on the device as the decode entry points take them: q is the query heads of
@@ -253,30 +278,45 @@ inline DeviceDecodeInputs decode_inputs_on_device(const DecodeCase& c, const Dec
 // the sm90 FP8 QK): element i of row `row`; empty = decode_tolerance.
 using DecodeTolerance =
     std::function<double(const DecodeData& d, const uqref::DecodeResult& ref, std::size_t row, std::size_t i)>;
+// The same for the lse of row `row`; empty = lse_tolerance.
+using LseTolerance = std::function<double(const DecodeData& d, const uqref::DecodeResult& ref, std::size_t row)>;
 
-inline DecodeCheck check_decode(const DecodeCase& c, const DecodeRunner& run, const DecodeTolerance& tolerance = {}) {
+// Checks out (and, with want_lse, lse) against the reference: every element within the
+// tolerance; a sequence without tokens gives exactly +0 and lse -inf; a non-finite query row
+// (spec §6) gives NaN everywhere and a NaN lse.
+inline DecodeCheck check_decode_impl(const DecodeCase& c, bool want_lse, const DecodeRunnerLse& run,
+                                     const DecodeTolerance& tolerance = {}, const LseTolerance& lse_tol = {}) {
   const DecodeData d = build_decode_data(c);
   const DeviceDecodeInputs in = decode_inputs_on_device(c, d);
-  const auto& q = in.q;
-  const auto& cache = in.cache;
-  const auto& tables = in.tables;
-  const auto& lens = in.lens;
   Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem> out("out", d.num_seqs, d.hq, 256);
   Kokkos::deep_copy(out, uq::bf16{kPoisonBf16});
+  DeviceView<float**> lse_storage("lse storage", d.hq, d.num_seqs);
+  Kokkos::deep_copy(lse_storage, kPoisonLse);
+  const LseView lse(lse_storage.data(), Kokkos::LayoutStride(static_cast<std::size_t>(d.num_seqs), 1,
+                                                             static_cast<std::size_t>(d.hq),
+                                                             static_cast<std::size_t>(d.num_seqs)));
 
-  run(q, cache, tables, lens, out);
+  run(in.q, in.cache, in.tables, in.lens, out, lse);
 
   const uqref::DecodeResult ref = reference_decode(c, d);
   DecodeCheck result;
   result.out.reserve(out.size());
   for (const uq::bf16& x : to_host(out)) result.out.push_back(x.bits);
+  if (want_lse) result.lse = to_host(lse);
   int reported = 0;
   for (int b = 0; b < d.num_seqs; ++b)
     for (int h = 0; h < d.hq; ++h) {
       const std::size_t row = static_cast<std::size_t>(b) * d.hq + h;
+      const bool nonfinite = ref.nonfinite_q[row] != 0;
       for (int e = 0; e < 256; ++e) {
         const std::size_t i = row * 256 + e;
         const double got = uq::codec::bf16_to_float(uq::bf16{result.out[i]});
+        if (nonfinite) {
+          if (!std::isnan(got) && reported++ < 5)
+            ADD_FAILURE() << c.name() << ": seq " << b << " head " << h << " has a non-finite q: dim " << e
+                          << " must be NaN, got " << got;
+          continue;
+        }
         const double want = ref.out[i];
         const double tol = tolerance ? tolerance(d, ref, row, i)
                                      : decode_tolerance(want, ref.vmax[i], ref.score_abs[row], ref.attended[row]);
@@ -289,8 +329,35 @@ inline DecodeCheck check_decode(const DecodeCase& c, const DecodeRunner& run, co
           ADD_FAILURE() << c.name() << ": empty sequence " << b << " must give exactly +0, got bits "
                         << result.out[i];
       }
+      if (!want_lse) continue;
+      const double got = result.lse[row], want = ref.lse[row];
+      if (nonfinite || ref.attended[row] == 0) {
+        const bool ok = nonfinite ? std::isnan(got) : got == -INFINITY;
+        if (!ok && reported++ < 5)
+          ADD_FAILURE() << c.name() << ": seq " << b << " head " << h << ": lse must be "
+                        << (nonfinite ? "NaN (non-finite q)" : "-inf (no token)") << ", got " << got;
+        continue;
+      }
+      const double tol = lse_tol ? lse_tol(d, ref, row) : lse_tolerance(want, ref.score_abs[row], ref.attended[row]);
+      const double err = std::fabs(got - want);
+      result.max_lse_err_over_tol = std::max(result.max_lse_err_over_tol, std::isfinite(got) ? err / tol : INFINITY);
+      if (!(err <= tol) && reported++ < 5)
+        ADD_FAILURE() << c.name() << ": seq " << b << " head " << h << ": lse " << got << ", reference " << want
+                      << ", |err| " << err << " > tol " << tol;
     }
   return result;
+}
+
+inline DecodeCheck check_decode(const DecodeCase& c, const DecodeRunner& run, const DecodeTolerance& tolerance = {}) {
+  return check_decode_impl(
+      c, false, [&](auto q, auto cache, auto tables, auto lens, auto out, auto) { run(q, cache, tables, lens, out); },
+      tolerance);
+}
+
+// The same, for a path that also writes lse ([B, Hq], a transposed view).
+inline DecodeCheck check_decode_lse(const DecodeCase& c, const DecodeRunnerLse& run,
+                                    const DecodeTolerance& tolerance = {}, const LseTolerance& lse_tol = {}) {
+  return check_decode_impl(c, true, run, tolerance, lse_tol);
 }
 
 }  // namespace uqtest

@@ -11,6 +11,12 @@
 // Numerics are the spec's: fp32 scores scaled after the dot, natural exp, P rounded to
 // bf16 for P.V only, l from the unrounded p, softmax state updated per 16-token tile,
 // and a bf16 partial output bf16(acc * fl32(1/l)) with its l and m.
+//
+// Revision 2 (the rules beside DecodePartitionsLaunch in decode_launch.hpp): a partition
+// without tokens writes only l = 0, m = -inf (partition 0 first reads q, to find non-finite
+// rows); a partition whose rows saw no token writes no partial row; a non-finite query row
+// gives l = m = NaN and no partial row, counted once by partition 0; with `direct` (P = 1)
+// the team writes out (and lse) itself instead of partial rows.
 #pragma once
 
 #include "uq/error.hpp"
@@ -79,7 +85,11 @@ constexpr bool runs_on_host() {
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
 }
 
-template <int QG, class ExecSpace, class QView, class TableView, class LenView, class CountView>
+// bf16 of a NaN or an infinity: the exponent field is all ones (spec §6).
+KOKKOS_INLINE_FUNCTION bool bf16_nonfinite(bf16 x) { return (x.bits & 0x7F80u) == 0x7F80u; }
+
+template <int QG, class ExecSpace, class QView, class TableView, class LenView, class CountView, class OutView,
+          class LseView>
 struct DecodePartitionsGeneric {
   // 256 threads, at least 4 teams per multiprocessor: the kernel is issue-bound, so
   // occupancy (warps to hide latency) matters more than a few registers.
@@ -108,6 +118,7 @@ struct DecodePartitionsGeneric {
   static_assert(kScratchBytes <= 48 * 1024, "decode scratch must fit the default 48 KiB");
   static_assert(kSplits >= 2, "the softmax keeps scores and unrounded p in splits 0 and 1 of part");
   static_assert(kQ8Off % 16 == 0, "q8 is read as 16-byte vectors");
+  static_assert(QG <= 31, "non-finite rows are a bit mask in an int");
 
   QView q;
   CacheAddressing cache;
@@ -121,6 +132,11 @@ struct DecodePartitionsGeneric {
   int tgpp = 0;
   float scale = 0.0f;
   bool q_rotated = false;
+  // P = 1 without a reducer: out (and lse, when has_lse) instead of partial rows.
+  bool direct = false;
+  bool has_lse = false;
+  OutView out;
+  LseView lse;
 
   // Sequence length as the kernel uses it (spec §6), counted once per sequence.
   KOKKOS_INLINE_FUNCTION std::int64_t clamped_len(int b, bool counting) const {
@@ -161,12 +177,62 @@ struct DecodePartitionsGeneric {
     }
   }
 
-  KOKKOS_INLINE_FUNCTION void write_empty(const member& team, std::int64_t row0) const {
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim),
-                         [&](int i) { partials.out(row0 * kHeadDim + i) = bf16{0}; });
+  // Bit r set: query row r of KV head h holds a NaN or an infinity. Reads q only.
+  KOKKOS_INLINE_FUNCTION int nonfinite_rows(const member& team, int b, int h) const {
+    int mask = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, QG * kHeadDim),
+        [&](int i, int& m) {
+          if (bf16_nonfinite(q(b, h * QG + i / kHeadDim, i % kHeadDim))) m |= 1 << (i / kHeadDim);
+        },
+        Kokkos::BOr<int>(mask));
+    return mask;
+  }
+
+  // Partition 0 counts each non-finite row of (b, h) once (spec §6).
+  KOKKOS_INLINE_FUNCTION void count_nonfinite(const member& team, int p, int bad) const {
+    if (p != 0 || bad == 0) return;
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      int n = 0;
+      for (int r = 0; r < QG; ++r) n += (bad >> r) & 1;
+      count(counts, Counter::nonfinite_inputs, static_cast<unsigned long long>(n));
+    });
+  }
+
+  // The team's results: with `direct`, the out rows (bf16(acc * fl32(1/l)), 0 when l = 0, NaN
+  // for a non-finite row) and lse (m + log l, -inf when l = 0, NaN); otherwise l and m of every
+  // row (NaN for a non-finite one) and the partial rows of those with l > 0. acc == nullptr:
+  // the partition saw no token (acc = 0, l = 0, m = -inf).
+  KOKKOS_INLINE_FUNCTION void write_results(const member& team, int b, int h, std::int64_t row0, int bad,
+                                            const float* acc, const float* m, const float* l) const {
+    const float nan = codec::quiet_nan();
+    const auto row_l = [&](int r) { return acc ? l[r] : 0.0f; };
+    const auto row_m = [&](int r) { return acc ? m[r] : -codec::infinity(); };
+    if (direct) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim), [&](int i) {
+        const int r = i / kHeadDim;
+        const float lr = row_l(r);
+        const float inv = 1.0f / (lr > 0.0f ? lr : 1.0f);
+        out(b, h * QG + r, i % kHeadDim) =
+            (bad >> r) & 1 ? codec::float_to_bf16(nan) : codec::float_to_bf16(acc ? acc[i] * inv : 0.0f);
+      });
+      if (has_lse)
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
+          const float lr = row_l(r);
+          lse(b, h * QG + r) = (bad >> r) & 1 ? nan : lr > 0.0f ? row_m(r) + log_f32(lr) : -codec::infinity();
+        });
+      return;
+    }
+    if (acc)
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim), [&](int i) {
+        const int r = i / kHeadDim;
+        const float lr = l[r];
+        if (lr > 0.0f && !((bad >> r) & 1)) partials.out(row0 * kHeadDim + i) = codec::float_to_bf16(acc[i] * (1.0f / lr));
+      });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
-      partials.l(row0 + r) = 0.0f;
-      partials.m(row0 + r) = -codec::infinity();
+      const bool nf = (bad >> r) & 1;
+      partials.l(row0 + r) = nf ? nan : row_l(r);
+      partials.m(row0 + r) = nf ? nan : row_m(r);
     });
   }
 
@@ -183,8 +249,10 @@ struct DecodePartitionsGeneric {
     const std::int64_t total_tg = (L + kTileGroupTokens - 1) / kTileGroupTokens;
     const int trip =
         p >= total_tg ? 0 : static_cast<int>(min_i64(tgpp, (total_tg - p + partitions - 1) / partitions));
-    if (trip == 0) {  // empty partition: every row still written
-      write_empty(team, row0);
+    if (trip == 0) {  // no token: l = 0, m = -inf only (partition 0 also looks at q, spec §6)
+      const int bad = p == 0 ? nonfinite_rows(team, b, h) : 0;
+      count_nonfinite(team, p, bad);
+      write_results(team, b, h, row0, bad, nullptr, nullptr, nullptr);
       return;
     }
 
@@ -200,9 +268,18 @@ struct DecodePartitionsGeneric {
     float* q8 = reinterpret_cast<float*>(base + kQ8Off);
     auto* tile_info = reinterpret_cast<std::int64_t*>(base + kTileInfoOff);  // [j][0] = first slot offset or -1, [j][1] = valid tokens
 
-    // ---- q8 = e4m3(WHT(fp32(q))) (or e4m3(fp32(q)) when pre-rotated), via acc as fp32 space
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim),
-                         [&](int i) { acc[i] = codec::bf16_to_float(q(b, h * QG + i / kHeadDim, i % kHeadDim)); });
+    // ---- q8 = e4m3(WHT(fp32(q))) (or e4m3(fp32(q)) when pre-rotated), via acc as fp32 space;
+    // a non-finite row computes with q8 = 0 (its results are NaN, written at the end)
+    int bad = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, QG * kHeadDim),
+        [&](int i, int& mask) {
+          const bf16 x = q(b, h * QG + i / kHeadDim, i % kHeadDim);
+          if (bf16_nonfinite(x)) mask |= 1 << (i / kHeadDim);
+          acc[i] = codec::bf16_to_float(x);
+        },
+        Kokkos::BOr<int>(bad));
+    count_nonfinite(team, p, bad);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
       m[r] = -codec::infinity();
       l[r] = 0.0f;
@@ -210,7 +287,7 @@ struct DecodePartitionsGeneric {
     team.team_barrier();
     if (!q_rotated) wht256_team(team, acc, QG);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim), [&](int i) {
-      q8[i] = codec::round_e4m3(acc[i]);
+      q8[i] = (bad >> (i / kHeadDim)) & 1 ? 0.0f : codec::round_e4m3(acc[i]);
       acc[i] = 0.0f;
     });
     team.team_barrier();
@@ -224,16 +301,8 @@ struct DecodePartitionsGeneric {
       }
     }
 
-    // ---- epilogue: bf16(acc * fl32(1/l)), l, m
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim), [&](int i) {
-      const float lr = l[i / kHeadDim];
-      const float inv = 1.0f / (lr > 0.0f ? lr : 1.0f);
-      partials.out(row0 * kHeadDim + i) = codec::float_to_bf16(acc[i] * inv);
-    });
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
-      partials.l(row0 + r) = l[r];
-      partials.m(row0 + r) = m[r];
-    });
+    // ---- epilogue: bf16(acc * fl32(1/l)), l, m (or out and lse)
+    write_results(team, b, h, row0, bad, acc, m, l);
   }
 
   // One chunk of kTilesPerChunk tiles starting at token T0c (< L).

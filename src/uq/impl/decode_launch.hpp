@@ -56,6 +56,9 @@ struct DecodePartitionsLaunch {
   // P = 1 (spec ultraquant.md §5, revision 2): the partition kernel writes out = bf16(acc * (1/l))
   // itself (0 for an empty sequence) and no reducer runs; partial_* are then not touched.
   // out: bf16 [num_seqs][num_kv_heads * qg][256], any non-negative strides. Unused when P > 1.
+  // The kernel writes out exactly when out != nullptr (the host sets it only with P = 1); with
+  // out == nullptr it writes partial rows at any P, P = 1 included (the two stages run
+  // separately: DecodePlan::run_partitions, then run_reduce).
   std::uint16_t* out = nullptr;
   std::int64_t out_stride_seq = 0, out_stride_head = 0, out_stride_dim = 1;
   // Optional lse [num_seqs][num_kv_heads * qg] float32 (natural log of the sum of exp(s) over the
@@ -133,6 +136,33 @@ DecodePartitionsLaunch decode_partitions_launch(const Q& q, const Cache& cache, 
   return l;
 }
 
+// The P = 1 outputs of a partition launch: the kernel then writes out (and lse, when lse.data()
+// is not null) instead of partial rows. out: [num_seqs, num_q_heads, 256] bf16, lse:
+// [num_seqs, num_q_heads] float (any layouts).
+template <class Out, class Lse>
+void set_direct_outputs(DecodePartitionsLaunch& l, const Out& out, const Lse& lse) {
+  static_assert(sizeof(*out.data()) == 2, "bf16 views hold 16-bit values");
+  l.out = reinterpret_cast<std::uint16_t*>(out.data());
+  l.out_stride_seq = static_cast<std::int64_t>(out.stride(0));
+  l.out_stride_head = static_cast<std::int64_t>(out.stride(1));
+  l.out_stride_dim = static_cast<std::int64_t>(out.stride(2));
+  l.lse = lse.data();
+  if (l.lse != nullptr) {
+    l.lse_stride_seq = static_cast<std::int64_t>(lse.stride(0));
+    l.lse_stride_head = static_cast<std::int64_t>(lse.stride(1));
+  }
+}
+
+// The reducer's optional lse output (lse.data() == nullptr: not wanted).
+template <class Lse>
+void set_reduce_lse(DecodeReduceLaunch& l, const Lse& lse) {
+  l.lse = lse.data();
+  if (l.lse != nullptr) {
+    l.lse_stride_seq = static_cast<std::int64_t>(lse.stride(0));
+    l.lse_stride_head = static_cast<std::int64_t>(lse.stride(1));
+  }
+}
+
 // partials as above; out: [num_seqs, num_q_heads, 256] bf16 (any layout).
 template <class Partials, class Out, class Params>
 DecodeReduceLaunch decode_reduce_launch(const Partials& partials, const Out& out, const Params& params, int num_seqs,
@@ -183,6 +213,17 @@ inline void check_decode_partitions_launch(const char* fn, const DecodePartition
   require(l.table_stride_seq >= 0 && l.table_stride_block >= 1, fn, "block_tables strides",
           "non-negative (block stride >= 1)", str(l.table_stride_seq) + ", " + str(l.table_stride_block));
   require(l.seq_lens_stride >= 0, fn, "seq_lens stride", ">= 0", str(l.seq_lens_stride));
+  require(l.out == nullptr || l.partitions == 1, fn, "out", "set only with partitions == 1 (no reducer)",
+          "set with partitions = " + str(l.partitions));
+  require(l.lse == nullptr || l.out != nullptr, fn, "lse", "set only with out (partitions == 1)",
+          "lse without out");
+  if (l.out != nullptr)
+    require(l.out_stride_seq >= 0 && l.out_stride_head >= 0 && l.out_stride_dim >= 1, fn, "out strides",
+            "non-negative (dim stride >= 1)",
+            str(l.out_stride_seq) + ", " + str(l.out_stride_head) + ", " + str(l.out_stride_dim));
+  if (l.lse != nullptr)
+    require(l.lse_stride_seq >= 0 && l.lse_stride_head >= 0, fn, "lse strides", "non-negative",
+            str(l.lse_stride_seq) + ", " + str(l.lse_stride_head));
 }
 
 inline void check_decode_reduce_launch(const char* fn, const DecodeReduceLaunch& l) {
@@ -193,6 +234,9 @@ inline void check_decode_reduce_launch(const char* fn, const DecodeReduceLaunch&
   require(l.out_stride_seq >= 0 && l.out_stride_head >= 0 && l.out_stride_dim >= 1, fn, "out strides",
           "non-negative (dim stride >= 1)",
           str(l.out_stride_seq) + ", " + str(l.out_stride_head) + ", " + str(l.out_stride_dim));
+  if (l.lse != nullptr)
+    require(l.lse_stride_seq >= 0 && l.lse_stride_head >= 0, fn, "lse strides", "non-negative",
+            str(l.lse_stride_seq) + ", " + str(l.lse_stride_head));
 }
 
 }  // namespace impl

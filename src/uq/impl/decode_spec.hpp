@@ -6,6 +6,7 @@
 #include "uq/backend.hpp"
 #include "uq/error.hpp"
 #include "uq/impl/decode_generic.hpp"
+#include "uq/impl/decode_launch.hpp"
 #include "uq/impl/device_info.hpp"
 #include "uq/impl/reduce_generic.hpp"
 
@@ -28,7 +29,8 @@
 namespace uq {
 namespace impl {
 
-// Everything about a decode call that is not a view.
+// Everything about a decode call that is not a view. max_blocks_per_seq is the width of the
+// run's block table (at most the plan's; the partition grid is the plan's).
 struct DecodeParams {
   int num_kv_heads = 0;
   int qg = 0;
@@ -39,19 +41,29 @@ struct DecodeParams {
   bool q_rotated = false;
 };
 
+// View types that stand for "no such output" (data() == nullptr) in the calls below.
+template <class MemSpace>
+using NoDecodeOut = Kokkos::View<bf16***, Kokkos::LayoutStride, MemSpace>;
+template <class MemSpace>
+using NoDecodeLse = Kokkos::View<float**, Kokkos::LayoutStride, MemSpace>;
+
 template <class ExecSpace>
 struct DecodeSpec {
   using MemSpace = typename ExecSpace::memory_space;
 
-  template <class Q, class Tables, class Lens, class Counts>
+  // The partition kernel. out.data() != nullptr (only with P = 1): it writes out, and lse when
+  // lse.data() != nullptr, itself; otherwise the partial rows of `partials`.
+  template <class Q, class Tables, class Lens, class Counts, class Out, class Lse>
   static void partitions(Path path, const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
-                         const Tables& block_tables, const Lens& seq_lens, const DecodePartials<MemSpace>& out,
-                         const Counts& counts, const DecodeParams& p, int num_seqs) {
+                         const Tables& block_tables, const Lens& seq_lens, const DecodePartials<MemSpace>& partials,
+                         const Counts& counts, const DecodeParams& p, int num_seqs, const Out& out, const Lse& lse) {
 #if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
     if constexpr (std::is_same<ExecSpace, HipSpace>::value) {
       if (path == Path::Gfx950) {
-        gfx950::launch_decode_partitions(gfx950::decode_partitions_launch(
-            q, cache, block_tables, seq_lens, out, counts, p, num_seqs, static_cast<void*>(exec.hip_stream())));
+        auto l = gfx950::decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
+                                                  static_cast<void*>(exec.hip_stream()));
+        if (out.data() != nullptr) set_direct_outputs(l, out, lse);
+        gfx950::launch_decode_partitions(l);
         return;
       }
     }
@@ -59,29 +71,33 @@ struct DecodeSpec {
 #if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
     if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
       if (path == Path::Sm90) {
-        sm90::launch_decode_partitions(sm90::decode_partitions_launch(
-            q, cache, block_tables, seq_lens, out, counts, p, num_seqs, static_cast<void*>(exec.cuda_stream())));
+        auto l = sm90::decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
+                                                static_cast<void*>(exec.cuda_stream()));
+        if (out.data() != nullptr) set_direct_outputs(l, out, lse);
+        sm90::launch_decode_partitions(l);
         return;
       }
     }
 #endif
     (void)path;  // select_path gives a tuned path only where this build has its launcher
     switch (p.qg) {  // the query group size is a compile-time constant of the kernel
-      case 6: return generic<6>(exec, q, cache, block_tables, seq_lens, out, counts, p, num_seqs);
-      case 8: return generic<8>(exec, q, cache, block_tables, seq_lens, out, counts, p, num_seqs);
-      case 16: return generic<16>(exec, q, cache, block_tables, seq_lens, out, counts, p, num_seqs);
+      case 6: return generic<6>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse);
+      case 8: return generic<8>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse);
+      case 16: return generic<16>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse);
       default: throw Error("uq::decode", "qg", "6, 8 or 16", std::to_string(p.qg));
     }
   }
 
-  template <class Out>
+  // The reducer: out, and lse when lse.data() != nullptr.
+  template <class Out, class Lse>
   static void reduce(Path path, const ExecSpace& exec, const DecodePartials<MemSpace>& partials, const Out& out,
-                     const DecodeParams& p, int num_seqs) {
+                     const Lse& lse, const DecodeParams& p, int num_seqs) {
 #if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
     if constexpr (std::is_same<ExecSpace, HipSpace>::value) {
       if (path == Path::Gfx950) {
-        gfx950::launch_decode_reduce(
-            gfx950::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.hip_stream())));
+        auto l = gfx950::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.hip_stream()));
+        set_reduce_lse(l, lse);
+        gfx950::launch_decode_reduce(l);
         return;
       }
     }
@@ -89,16 +105,19 @@ struct DecodeSpec {
 #if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
     if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
       if (path == Path::Sm90) {
-        sm90::launch_decode_reduce(
-            sm90::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.cuda_stream())));
+        auto l = sm90::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.cuda_stream()));
+        set_reduce_lse(l, lse);
+        sm90::launch_decode_reduce(l);
         return;
       }
     }
 #endif
     (void)path;
-    ReduceGeneric<ExecSpace, Out> k;
+    ReduceGeneric<ExecSpace, Out, Lse> k;
     k.partials = partials;
     k.out = out;
+    k.lse = lse;
+    k.has_lse = lse.data() != nullptr;
     k.num_kv_heads = p.num_kv_heads;
     k.qg = p.qg;
     k.partitions = p.partitions;
@@ -106,16 +125,16 @@ struct DecodeSpec {
   }
 
  private:
-  template <int QG, class Q, class Tables, class Lens, class Counts>
+  template <int QG, class Q, class Tables, class Lens, class Counts, class Out, class Lse>
   static void generic(const ExecSpace& exec, const Q& q, const CacheAddressing& cache, const Tables& block_tables,
-                      const Lens& seq_lens, const DecodePartials<MemSpace>& out, const Counts& counts,
-                      const DecodeParams& p, int num_seqs) {
-    DecodePartitionsGeneric<QG, ExecSpace, Q, Tables, Lens, Counts> k;
+                      const Lens& seq_lens, const DecodePartials<MemSpace>& partials, const Counts& counts,
+                      const DecodeParams& p, int num_seqs, const Out& out, const Lse& lse) {
+    DecodePartitionsGeneric<QG, ExecSpace, Q, Tables, Lens, Counts, Out, Lse> k;
     k.q = q;
     k.cache = cache;
     k.block_tables = block_tables;
     k.seq_lens = seq_lens;
-    k.partials = out;
+    k.partials = partials;
     k.counts = counts;
     k.max_blocks_per_seq = p.max_blocks_per_seq;
     k.num_kv_heads = p.num_kv_heads;
@@ -123,6 +142,12 @@ struct DecodeSpec {
     k.tgpp = p.tgpp;
     k.scale = p.scale;
     k.q_rotated = p.q_rotated;
+    k.direct = out.data() != nullptr;
+    k.has_lse = k.direct && lse.data() != nullptr;
+    k.out = out;
+    k.lse = lse;
+    if (k.direct && p.partitions != 1)
+      throw Error("uq::decode", "partitions", "1 when the partition kernel writes out", std::to_string(p.partitions));
     k.launch(exec, num_seqs);
   }
 };

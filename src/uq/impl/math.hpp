@@ -1,5 +1,5 @@
 // The few math functions the generic kernels need, spelled for Kokkos 3.x and 4.x
-// (Kokkos::Experimental::exp moved to Kokkos::exp in 4.0).
+// (Kokkos::Experimental::exp and log moved to Kokkos::exp and log in 4.0).
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -14,6 +14,14 @@ KOKKOS_INLINE_FUNCTION float exp_f32(float x) {
   return Kokkos::exp(x);
 #else
   return Kokkos::Experimental::exp(x);
+#endif
+}
+
+KOKKOS_INLINE_FUNCTION float log_f32(float x) {
+#if KOKKOS_VERSION >= 40000
+  return Kokkos::log(x);
+#else
+  return Kokkos::Experimental::log(x);
 #endif
 }
 

@@ -1,6 +1,9 @@
 // Generic Kokkos partition reducer (spec ultraquant.md §5): per (sequence, query
 // head), M = max of the non-empty partitions' m, w_p = l_p * exp(m_p - M) (0 for empty
-// ones), out = sum_p w_p * partial_p / sum_p w_p in fp32 (0 when the sum is 0), bf16.
+// ones), out = sum_p w_p * partial_p / sum_p w_p in fp32 (0 when the sum is 0), bf16;
+// the optional lse = M + log(sum_p w_p) (-inf when the sum is 0). Only partitions with
+// l > 0 (and a weight that did not underflow) have their partial row read; a NaN l (a
+// non-finite query, decode_launch.hpp) makes the whole row NaN and the lse NaN.
 // One team per (sequence, query head, 64-dim chunk) so a small batch still fills a GPU;
 // inside a team the partitions are spread over the threads (kGroups interleaved
 // partial sums per dimension), so the reducer is not latency-bound at small batch.
@@ -16,7 +19,8 @@
 namespace uq {
 namespace impl {
 
-template <class ExecSpace, class OutView>
+template <class ExecSpace, class OutView,
+          class LseView = Kokkos::View<float**, Kokkos::LayoutStride, typename ExecSpace::memory_space>>
 struct ReduceGeneric {
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename policy::member_type;
@@ -27,6 +31,8 @@ struct ReduceGeneric {
 
   DecodePartials<MemSpace> partials;
   OutView out;
+  LseView lse;  // written when has_lse
+  bool has_lse = false;
   int num_kv_heads = 0;
   int qg = 0;
   int partitions = 0;
@@ -51,17 +57,29 @@ struct ReduceGeneric {
           if (mp > -codec::infinity()) mx = max_f32(mx, mp);
         },
         Kokkos::Max<float>(M));
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, partitions), [&](int p) {
-      const float mp = partials.m(row(p));
-      w[p] = mp > -codec::infinity() ? partials.l(row(p)) * exp_f32(mp - M) : 0.0f;
-    });
+    int nonfinite = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, partitions),
+        [&](int p, int& any) {
+          const float lp = partials.l(row(p)), mp = partials.m(row(p));
+          any |= codec::is_nan(lp) ? 1 : 0;
+          w[p] = lp > 0.0f && mp > -codec::infinity() ? lp * exp_f32(mp - M) : 0.0f;
+        },
+        Kokkos::BOr<int>(nonfinite));
     team.team_barrier();
     float total = 0.0f;
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(team, partitions), [&](int p, float& sum) { sum += w[p]; }, total);
+    if (nonfinite) {  // spec §6: the whole row is NaN, partial rows unread
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kChunk), [&](int j) {
+        out(b, hq, chunk * kChunk + j) = codec::float_to_bf16(codec::quiet_nan());
+      });
+      if (has_lse && chunk == 0) Kokkos::single(Kokkos::PerTeam(team), [&]() { lse(b, hq) = codec::quiet_nan(); });
+      return;
+    }
 
-    // Partial sums: group g takes partitions g, g + kGroups, ... (empty ones skipped:
-    // they add nothing and their partials are 0 anyway).
+    // Partial sums: group g takes partitions g, g + kGroups, ... (those of weight 0
+    // skipped: their partial rows were never written).
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kGroups * kChunk), [&](int i) {
       const int g = i / kChunk, d = chunk * kChunk + i % kChunk;
       float acc = 0.0f;
@@ -75,6 +93,9 @@ struct ReduceGeneric {
       for (int g = 0; g < kGroups; ++g) acc += part[g * kChunk + j];
       out(b, hq, chunk * kChunk + j) = codec::float_to_bf16(total > 0.0f ? acc / total : 0.0f);
     });
+    if (has_lse && chunk == 0)
+      Kokkos::single(Kokkos::PerTeam(team),
+                     [&]() { lse(b, hq) = total > 0.0f ? M + log_f32(total) : -codec::infinity(); });
   }
 
   void launch(const ExecSpace& exec, int num_seqs) const {

@@ -20,6 +20,10 @@ class StatusCounters {
     reset(exec);
   }
 
+  // Counters in caller-owned memory (kNumCounters values, 8-byte aligned, in the execution
+  // space's memory; e.g. a plan's workspace), cleared here.
+  StatusCounters(const ExecSpace& exec, unsigned long long* storage) : counts_(storage) { reset(exec); }
+
   const view_type& view() const { return counts_; }
 
   void reset(const ExecSpace& exec) const { Kokkos::deep_copy(exec, counts_, 0ull); }
