@@ -53,6 +53,26 @@ TEST(Errors, DecodeShapes) {
                {"argument 'kv_cache'", "stride(3) == 1"});
 }
 
+// Extents beyond what 32-bit kernel arguments can hold are host errors, never narrowed: the
+// views are unmanaged over a small buffer (the check comes before any access).
+TEST(Errors, DecodeExtentsBeyond32Bits) {
+  Args a;
+  const std::size_t big = std::size_t{1} << 31;
+  Kokkos::View<const std::int32_t**, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> wide(a.tables.data(), 2, big);
+  expect_error([&] { uq::decode(a.q, a.cache, wide, a.lens, a.out); },
+               {"uq::decode", "argument 'block_tables'", "extent(1) (max_blocks_per_seq) <= 2^31 - 1", "2147483648"});
+  Kokkos::View<const std::uint8_t****, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> many_heads(a.cache.data(), 1,
+                                                                                                     16, big, 272);
+  expect_error([&] { uq::decode(a.q, many_heads, a.tables, a.lens, a.out); },
+               {"uq::decode", "argument 'kv_cache'", "extent(2) (num_kv_heads) <= 2^31 - 1", "2147483648"});
+  // The reducer's grid (max_seqs * num_kv_heads * qg * 4) is checked by the plan.
+  uq::DecodeShape shape{1 << 20, 64, 16, 64, 4};
+  uq::DecodeConfig one;
+  one.partitions = 1;
+  expect_error([&] { uq::DecodePlan<Exec>(Exec(), shape, one); },
+               {"uq::decode", "argument 'shape'", "max_seqs * num_kv_heads * qg * 4 <= 2^31 - 1", "4294967296"});
+}
+
 TEST(Errors, DecodeConfigAndAliasing) {
   Args a;
   uq::DecodeConfig cfg;

@@ -80,6 +80,22 @@ double sm90_tolerance(double ref, double vmax, double score_abs, double gmax, st
          4.0 * static_cast<double>(attended + 16) * u32 * vmax + 1e-30;
 }
 
+// The lse moves by at most the largest score error (it is 1-Lipschitz in the max-norm of the
+// scores): lse_tolerance (support/lse_tolerance.hpp) plus the FP8 QK's |delta s| bound above.
+double sm90_lse_tolerance(double ref, double score_abs, double gmax, std::int64_t attended) {
+  const double u32 = std::ldexp(1.0, -24);
+  const double delta = std::ldexp(1.0, -7) * gmax + (std::ldexp(1.0, -13) + 64.0 * u32) * score_abs;
+  return lse_tolerance(ref, score_abs, attended) + delta;
+}
+
+LseTolerance sm90_lse_tolerance_for(const DecodeCase& c) {
+  auto gmax = std::make_shared<std::vector<double>>();
+  return [c, gmax](const DecodeData& d, const uqref::DecodeResult& ref, std::size_t row) {
+    if (gmax->empty()) *gmax = group_max_abs(c, d);
+    return sm90_lse_tolerance(ref.lse[row], ref.score_abs[row], (*gmax)[row], ref.attended[row]);
+  };
+}
+
 DecodeTolerance sm90_tolerance_for(const DecodeCase& c) {
   auto gmax = std::make_shared<std::vector<double>>();
   return [c, gmax](const DecodeData& d, const uqref::DecodeResult& ref, std::size_t row, std::size_t i) {
@@ -88,13 +104,15 @@ DecodeTolerance sm90_tolerance_for(const DecodeCase& c) {
   };
 }
 
+// Every case checks out and lse (a transposed [B, Hq] view) against the reference.
 DecodeCheck run_path(const DecodeCase& c, uq::Backend backend) {
-  return check_decode(
+  const bool sm90 = backend == uq::Backend::Native;
+  return check_decode_lse(
       c,
-      [&](auto q, auto cache, auto tables, auto lens, auto out) {
-        uq::decode(q, cache, tables, lens, out, config_for(c, backend));
+      [&](auto q, auto cache, auto tables, auto lens, auto out, auto lse) {
+        uq::decode(q, cache, tables, lens, out, lse, config_for(c, backend));
       },
-      backend == uq::Backend::Native ? sm90_tolerance_for(c) : DecodeTolerance{});
+      sm90 ? sm90_tolerance_for(c) : DecodeTolerance{}, sm90 ? sm90_lse_tolerance_for(c) : LseTolerance{});
 }
 
 DecodeCheck run_sm90(const DecodeCase& c) { return run_path(c, uq::Backend::Native); }

@@ -180,18 +180,25 @@ class DecodePlan {
     }
     if (cfg_.check) counters_.reset(exec_);
     const impl::DecodeParams p = params(static_cast<int>(block_tables.extent(1)));
-    if (choice_.partitions == 1) {  // one kernel: the partition writes out (and lse) itself
-      impl::DecodeSpec<ExecSpace>::partitions(path_, exec_, q, impl::cache_addressing(kv_cache), block_tables,
-                                              seq_lens, partials_, counters_.view(), p, num_seqs, out, lse);
+    using Spec = impl::DecodeSpec<ExecSpace>;
+    const impl::CacheAddressing cache = impl::cache_addressing(kv_cache);
+    const bool direct = choice_.partitions == 1;  // one kernel: the partition writes out (and lse) itself
+    choose_path_for(Spec::rejection(candidate_, exec_, q, cache, block_tables, seq_lens, partials_, counters_.view(),
+                                    p, num_seqs, out, lse, direct));
+    if (direct) {
+      Spec::partitions(path_, exec_, q, cache, block_tables, seq_lens, partials_, counters_.view(), p, num_seqs, out,
+                       lse);
     } else {
-      launch_partitions(q, kv_cache, block_tables, seq_lens);
-      impl::DecodeSpec<ExecSpace>::reduce(path_, exec_, partials_, out, lse, p, num_seqs);
+      Spec::partitions(path_, exec_, q, cache, block_tables, seq_lens, partials_, counters_.view(), p, num_seqs,
+                       impl::NoDecodeOut<memory_space>(), impl::NoDecodeLse<memory_space>());
+      Spec::reduce(path_, exec_, partials_, out, lse, p, num_seqs);
     }
     if (cfg_.check) throw_if_bad(fn, "q/block_tables/seq_lens", counters_.read(exec_));
   }
 
   // The two stages separately (benchmarks and tests), at any P (P = 1 included: then the
-  // partition kernel writes partial rows like any other). run_partitions writes the partial
+  // partition kernel writes partial rows like any other), always on the device's candidate
+  // path (no per-call fallback: a tuned launcher that cannot take the call throws). run_partitions writes the partial
   // results of num_seqs = q.extent(0) sequences; run_reduce combines them into out (and lse).
   template <class Q, class Cache, class Tables, class Lens>
   void run_partitions(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens) const {
@@ -210,11 +217,15 @@ class DecodePlan {
     check_lse(num_seqs, lse);
     impl::require_no_alias("uq::decode", "out", out, "workspace", workspace_view());
     if (lse.data() != nullptr) impl::require_no_alias("uq::decode", "lse", lse, "workspace", workspace_view());
-    impl::DecodeSpec<ExecSpace>::reduce(path_, exec_, partials_, out, lse, params(shape_.max_blocks_per_seq),
+    impl::DecodeSpec<ExecSpace>::reduce(candidate_, exec_, partials_, out, lse, params(shape_.max_blocks_per_seq),
                                         num_seqs);
   }
 
+  // The path of the last run (before any run: the device's candidate), and why it is not the
+  // tuned path ("" when it is): Auto falls back to generic, with the reason, when the tuned
+  // launcher cannot take a call's arguments.
   Path path() const { return path_; }
+  const std::string& path_reason() const { return path_reason_; }
   const DeviceInfo& device() const { return device_; }
   int partitions() const { return choice_.partitions; }
   int tile_groups_per_partition() const { return choice_.tile_groups_per_part; }
@@ -252,6 +263,11 @@ class DecodePlan {
                 std::numeric_limits<int>::max(),
             fn, "shape", "max_seqs * num_kv_heads * partitions <= 2^31 - 1",
             str(static_cast<std::int64_t>(shape.max_seqs) * shape.num_kv_heads * c.partitions));
+    // The generic reducer's league: one team per (sequence, query head, chunk of dims).
+    const std::int64_t reduce_league = static_cast<std::int64_t>(shape.max_seqs) * shape.num_kv_heads * shape.qg *
+                                       (kHeadDim / impl::kReduceChunkDims);
+    require(reduce_league <= std::numeric_limits<int>::max(), fn, "shape",
+            "max_seqs * num_kv_heads * qg * 4 <= 2^31 - 1 (the reducer's grid)", str(reduce_league));
   }
 
   static PartitionChoice choose(const DecodeShape& shape, const DecodeConfig& cfg) {
@@ -267,7 +283,17 @@ class DecodePlan {
   void init() {
     check_plan(shape_, cfg_);
     choice_ = choose(shape_, cfg_);
-    path_ = select_path("uq::decode", device_, cfg_.backend, true, impl::built_paths());
+    // The device's candidate (Native without one throws here); each run then asks the tuned
+    // launchers whether they can take that run's arguments.
+    const PathChoice c = choose_path("uq::decode", device_, cfg_.backend, "", impl::built_paths());
+    candidate_ = path_ = c.path;
+    path_reason_ = c.reason;
+  }
+
+  void choose_path_for(const std::string& rejection) const {
+    const PathChoice c = choose_path("uq::decode", device_, cfg_.backend, rejection, impl::built_paths());
+    path_ = c.path;
+    path_reason_ = c.reason;
   }
 
   // Views into the workspace at `base` (bytes long).
@@ -319,7 +345,7 @@ class DecodePlan {
 
   template <class Q, class Cache, class Tables, class Lens>
   void launch_partitions(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens) const {
-    impl::DecodeSpec<ExecSpace>::partitions(path_, exec_, q, impl::cache_addressing(kv_cache), block_tables,
+    impl::DecodeSpec<ExecSpace>::partitions(candidate_, exec_, q, impl::cache_addressing(kv_cache), block_tables,
                                             seq_lens, partials_, counters_.view(),
                                             params(static_cast<int>(block_tables.extent(1))),
                                             static_cast<int>(q.extent(0)), impl::NoDecodeOut<memory_space>(),
@@ -365,7 +391,9 @@ class DecodePlan {
   DecodeConfig cfg_;
   DeviceInfo device_;
   PartitionChoice choice_;
-  Path path_ = Path::Generic;
+  Path candidate_ = Path::Generic;     // the device's tuned path, or Generic
+  mutable Path path_ = Path::Generic;  // of the last run
+  mutable std::string path_reason_;
   Kokkos::View<std::uint8_t*, memory_space> owned_;  // the plan's own workspace (empty when the caller's)
   std::shared_ptr<const void> holder_;              // a copy of the caller's workspace view
   Kokkos::View<std::uint8_t*, memory_space, Kokkos::MemoryUnmanaged> workspace_;
@@ -394,6 +422,9 @@ DecodeShape decode_shape_of(const Q& q, const Cache& kv_cache, const Tables& blo
                   "extent(1) / num_kv_heads (the query group size) in {6, 8, 16}", impl::str(s.qg));
   }
   s.block_size = static_cast<int>(kv_cache.extent(1));
+  impl::require(block_tables.extent(1) <= static_cast<std::size_t>(std::numeric_limits<int>::max()), fn,
+                "block_tables", "extent(1) (max_blocks_per_seq) <= 2^31 - 1",
+                impl::str(static_cast<std::int64_t>(block_tables.extent(1))));
   s.max_blocks_per_seq = static_cast<int>(block_tables.extent(1));
   impl::require(q.extent(0) <= static_cast<std::size_t>(std::numeric_limits<int>::max()), fn, "q",
                 "extent(0) <= 2^31 - 1", impl::str(static_cast<std::int64_t>(q.extent(0))));

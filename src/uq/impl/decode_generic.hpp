@@ -459,7 +459,8 @@ struct DecodePartitionsGeneric {
   }
 
   void launch(const ExecSpace& exec, int num_seqs) const {
-    const int league = num_seqs * num_kv_heads * partitions;
+    // DecodePlan checks max_seqs * num_kv_heads * partitions <= 2^31 - 1.
+    const int league = static_cast<int>(static_cast<std::int64_t>(num_seqs) * num_kv_heads * partitions);
     if (league == 0) return;
     policy pol = runs_on_host<ExecSpace>() ? policy(exec, league, Kokkos::AUTO) : policy(exec, league, kHeadDim);
     pol.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));

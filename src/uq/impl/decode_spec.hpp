@@ -18,11 +18,13 @@
 #if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
 // The gfx950 kernels' launchers (library uq::gfx950, whose usage requirements define
 // UQ_ENABLE_GFX950 and put arch/ on the include path).
+#include "gfx950/decode_launch_args.hpp"
 #include "gfx950/launch_decode.hpp"
 #endif
 #if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
 // The Hopper kernels' launchers (library uq_sm90, whose usage requirements define
 // UQ_ENABLE_SM90 and put arch/ on the include path).
+#include "sm90/launch_checks.hpp"
 #include "sm90/launch_decode.hpp"
 #endif
 
@@ -50,6 +52,54 @@ using NoDecodeLse = Kokkos::View<float**, Kokkos::LayoutStride, MemSpace>;
 template <class ExecSpace>
 struct DecodeSpec {
   using MemSpace = typename ExecSpace::memory_space;
+
+  // Why the tuned path `path` cannot take this call ("" when it can; always "" for Generic): the
+  // tuned launchers' own checks on the launches they would get, run without launching, so that
+  // Backend::Auto falls back to the generic path instead of throwing. out.data() != nullptr:
+  // the one-kernel run (P = 1), no reducer.
+  template <class Q, class Tables, class Lens, class Counts, class Out, class Lse>
+  static std::string rejection(Path path, const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
+                               const Tables& block_tables, const Lens& seq_lens,
+                               const DecodePartials<MemSpace>& partials, const Counts& counts, const DecodeParams& p,
+                               int num_seqs, const Out& out, const Lse& lse, bool direct) {
+    (void)path, (void)exec, (void)q, (void)cache, (void)block_tables, (void)seq_lens, (void)partials, (void)counts;
+    (void)p, (void)num_seqs, (void)out, (void)lse, (void)direct;
+    try {
+#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
+      if constexpr (std::is_same<ExecSpace, HipSpace>::value) {
+        if (path == Path::Gfx950) {
+          auto l = gfx950::decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
+                                                    static_cast<void*>(exec.hip_stream()));
+          if (direct) set_direct_outputs(l, out, lse);
+          (void)gfx950::make_decode_kernel_args(l);
+          if (!direct) {
+            auto r = gfx950::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.hip_stream()));
+            set_reduce_lse(r, lse);
+            (void)gfx950::make_reduce_kernel_args(r);
+          }
+        }
+      }
+#endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
+      if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+        if (path == Path::Sm90) {
+          auto l = sm90::decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
+                                                  static_cast<void*>(exec.cuda_stream()));
+          if (direct) set_direct_outputs(l, out, lse);
+          (void)sm90::make_decode_kernel_args(l);
+          if (!direct) {
+            auto r = sm90::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.cuda_stream()));
+            set_reduce_lse(r, lse);
+            (void)sm90::make_reduce_kernel_args(r);
+          }
+        }
+      }
+#endif
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
 
   // The partition kernel. out.data() != nullptr (only with P = 1): it writes out, and lse when
   // lse.data() != nullptr, itself; otherwise the partial rows of `partials`.

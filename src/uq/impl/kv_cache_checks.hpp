@@ -7,6 +7,7 @@
 #include "uq/ultraquant.hpp"
 
 #include <cstdint>
+#include <limits>
 
 namespace uq {
 namespace impl {
@@ -33,6 +34,8 @@ KvCacheGeometry check_kv_cache(const char* function, const CacheView& cache) {
   require(slot >= ultraquant::kSlotContent && slot % 4 == 0 && slot < (1 << 20), function, "kv_cache",
           "extent(3) (slot_bytes) >= 272 and a multiple of 4", str(slot));
   require(cache.extent(2) >= 1, function, "kv_cache", "extent(2) (num_kv_heads) >= 1", "0");
+  require(cache.extent(2) <= static_cast<std::size_t>(std::numeric_limits<int>::max()), function, "kv_cache",
+          "extent(2) (num_kv_heads) <= 2^31 - 1", str(static_cast<std::int64_t>(cache.extent(2))));
   g.block_size = static_cast<int>(bs);
   g.num_kv_heads = static_cast<int>(cache.extent(2));
   g.slot_bytes = static_cast<int>(slot);

@@ -19,13 +19,16 @@
 namespace uq {
 namespace impl {
 
+// Dims per team of the generic reducer: its league is num_seqs * num_q_heads * (256 / 64).
+inline constexpr int kReduceChunkDims = 64;
+
 template <class ExecSpace, class OutView,
           class LseView = Kokkos::View<float**, Kokkos::LayoutStride, typename ExecSpace::memory_space>>
 struct ReduceGeneric {
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename policy::member_type;
   using MemSpace = typename ExecSpace::memory_space;
-  static constexpr int kChunk = 64;                  // dims per team
+  static constexpr int kChunk = kReduceChunkDims;    // dims per team
   static constexpr int kChunks = kHeadDim / kChunk;  // 4
   static constexpr int kGroups = 4;                  // partition groups summed in parallel
 
@@ -99,7 +102,8 @@ struct ReduceGeneric {
   }
 
   void launch(const ExecSpace& exec, int num_seqs) const {
-    const int league = num_seqs * num_kv_heads * qg * kChunks;
+    // In 64 bits, then narrowed: DecodePlan checks max_seqs * num_kv_heads * qg * kChunks <= 2^31 - 1.
+    const int league = static_cast<int>(static_cast<std::int64_t>(num_seqs) * num_kv_heads * qg * kChunks);
     if (league == 0) return;
     policy pol = runs_on_host<ExecSpace>() ? policy(exec, league, Kokkos::AUTO)
                                            : policy(exec, league, kGroups * kChunk);
