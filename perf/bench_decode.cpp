@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -199,11 +200,12 @@ EngineInputs make_engine_inputs(const EngineArgs& e, std::uint64_t seed) {
 // partition kernel wrote (every row is poisoned first), the l and m of every row (written by
 // the partition kernel, read by the reducer), and the rows the reducer reads (those with l > 0:
 // a row of zero weight is never read, by either reducer).
-template <class Plan, class Run>
-double measured_partial_bytes(const Plan& plan, Run&& run_once) {
+constexpr std::uint16_t kPartialPoison = 0xFFFF;  // a NaN no kernel writes
+
+// (Not a template on the caller's lambda: CUDA's extended lambdas below may not sit in one.)
+double measured_partial_bytes(const uq::DecodePlan<Exec>& plan, const std::function<void()>& run_once) {
   const auto& partials = plan.partials();
-  constexpr std::uint16_t kPoison = 0xFFFF;  // a NaN no kernel writes
-  Kokkos::deep_copy(partials.out, uq::bf16{kPoison});
+  Kokkos::deep_copy(partials.out, uq::bf16{kPartialPoison});
   run_once();
   Exec().fence();
   const std::int64_t rows = static_cast<std::int64_t>(partials.l.extent(0));
@@ -212,7 +214,8 @@ double measured_partial_bytes(const Plan& plan, Run&& run_once) {
   std::int64_t written = 0, read = 0;
   Kokkos::parallel_reduce(
       "bench::count_partials", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, rows),
-      KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& w) { w += out(r * 256).bits != kPoison ? 1 : 0; }, written);
+      KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& w) { w += out(r * 256).bits != kPartialPoison ? 1 : 0; },
+      written);
   Kokkos::parallel_reduce(
       "bench::count_read", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, rows),
       KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& n) { n += l(r) > 0.0f ? 1 : 0; }, read);
