@@ -25,14 +25,20 @@ struct IndexWriterConfig {
 };
 
 // Holds the device status counters so repeated calls allocate nothing.
-// keys: [num_tokens, 128] bf16 or float, any layout. slot_mapping: [num_tokens] int64
-// or int32, block * 128 + pos, negative = skip. index_cache: uint8 [num_blocks, 9216].
+// keys: [num_tokens, 128] bf16 or float, any layout (contiguous 16-byte aligned rows
+// are read 16 bytes at a time, others element by element). slot_mapping: [num_tokens]
+// int64 or int32, block * 128 + pos, negative = skip. index_cache: uint8 [num_blocks, 9216].
+//
+// Launches: with check = false a call is exactly one kernel (any num_tokens; none when
+// num_tokens = 0) and no host synchronisation. check = true adds a reset of the status
+// counters before it (one fill), a copy of the counters to the host after it and a
+// wait for that copy, then throws on bad data.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
 class IndexKeyWriter {
  public:
   explicit IndexKeyWriter(const ExecSpace& exec = ExecSpace(), const IndexWriterConfig& cfg = {})
       : exec_(exec), cfg_(cfg), counters_(exec) {
-    // Writing keys is latency-bound and has no tuned kernel: Native is refused, not ignored.
+    // The index writer has only the generic path: Native is refused, not ignored.
     impl::require(cfg.backend != Backend::Native, "uq::write_index_keys", "config.backend",
                   "Auto or Generic (the index writer has only the generic path)", "Native");
   }
@@ -67,6 +73,8 @@ class IndexKeyWriter {
     kernel.counts = counters_.view();
     kernel.num_tokens = T;
     kernel.num_slots = num_blocks * nvfp4::kBlockTokens;
+    kernel.chunked = impl::wio::rows_are_chunked(keys);
+    kernel.aligned_words = impl::wio::words_are_aligned(index_cache, 4);
     kernel.launch(exec_);
     if (cfg_.check) throw_if_bad(fn, "keys/slot_mapping", counters_.read(exec_));
   }

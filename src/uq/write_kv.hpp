@@ -25,15 +25,22 @@ struct WriteKvConfig {
 };
 
 // Holds the device status counters so repeated calls allocate nothing.
-// k, v: [num_tokens, num_kv_heads, 256] bf16, any layout. slot_mapping: [num_tokens]
-// int64 or int32, block * block_size + pos, negative = skip. kv_cache: uint8
+// k, v: [num_tokens, num_kv_heads, 256] bf16, any layout (rows that are contiguous and
+// 16-byte aligned are read 16 bytes at a time, others element by element). slot_mapping:
+// [num_tokens] int64 or int32, block * block_size + pos, negative = skip. kv_cache: uint8
 // [num_blocks, block_size, num_kv_heads, slot_bytes], dense in the last three dims.
+//
+// Launches: with check = false a call is exactly one kernel (any num_tokens; none when
+// num_tokens = 0) and no host synchronisation, so it can be captured in a graph and
+// costs what a launch costs at decode sizes. check = true adds a reset of the status
+// counters before it (one fill), a copy of the counters to the host after it and a
+// wait for that copy (the host synchronises), then throws on bad data.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
 class KvWriter {
  public:
   explicit KvWriter(const ExecSpace& exec = ExecSpace(), const WriteKvConfig& cfg = {})
       : exec_(exec), cfg_(cfg), counters_(exec) {
-    // The writer is latency-bound and has no tuned kernel: Native is refused, not ignored.
+    // The writer has only the generic path: Native is refused, not ignored.
     impl::require(cfg.backend != Backend::Native, "uq::write_kv", "config.backend",
                   "Auto or Generic (the writer has only the generic path)", "Native");
   }
@@ -61,10 +68,19 @@ class KvWriter {
 
     if (cfg_.check) counters_.reset(exec_);
     using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
-    impl::WriteKvGeneric<ExecSpace, K, V, Slots, Cache, Counts> kernel{
-        k, v, slot_mapping, kv_cache, counters_.view(), geo.num_kv_heads,
-        geo.num_blocks * geo.block_size, geo.block_size};
-    kernel.launch(exec_, T);
+    impl::WriteKvGeneric<ExecSpace, K, V, Slots, Cache, Counts> kernel;
+    kernel.k = k;
+    kernel.v = v;
+    kernel.slots = slot_mapping;
+    kernel.cache = kv_cache;
+    kernel.counts = counters_.view();
+    kernel.num_heads = geo.num_kv_heads;
+    kernel.num_items = T * geo.num_kv_heads;
+    kernel.num_slots = geo.num_blocks * geo.block_size;
+    kernel.block_size = geo.block_size;
+    kernel.chunked = impl::wio::rows_are_chunked(k) && impl::wio::rows_are_chunked(v);
+    kernel.aligned_words = impl::wio::words_are_aligned(kv_cache, 4);
+    kernel.launch(exec_);
     if (cfg_.check) throw_if_bad(fn, "k/v/slot_mapping", counters_.read(exec_));
   }
 

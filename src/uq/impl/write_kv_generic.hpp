@@ -1,13 +1,39 @@
-// Generic Kokkos cache writer (spec ultraquant.md §4). One team per (token, KV head,
-// side K|V): the 256 values go to team scratch, K is rotated with the team-parallel
-// WHT, then each of the 8 groups gets its scale byte and each byte its two codes.
+// Generic Kokkos cache writer (spec ultraquant.md §4), laid out for the memory system.
+//
+// Work item: one (token, KV head): its K row (rotated) and its V row, 2 x 512 bytes of
+// bf16 in, one 272-byte slot out. An item is handled by kLanes threads of a team
+// ("lanes"; thread team_rank() = item * kLanes + lane), a team by kItems items; lane c
+// owns the kSpan = 256 / kLanes contiguous elements kSpan*c.. of each row.
+//
+// GPU (kLanes = 16, kSpan = 16; 8 items, 128 threads a team), three phases separated by
+// the team's two barriers, every thread busy in each:
+//   1. K: two 16-byte loads per lane, WHT stages 0-3 in registers (they pair elements
+//      1, 2, 4, 8 apart, all inside the lane's 16), the 16 values to team scratch.
+//      V (no rotation, so no exchange): the lane loads its whole group of 32 (four
+//      16-byte loads, the pair of lanes sharing a group read the same bytes), takes the
+//      group's maximum and scale byte and stores its 16 codes as two 4-byte words, the
+//      even lane also the scale byte.
+//   2. K: lane c reads column c (elements c + 16 i) from scratch, WHT stages 4-7 in
+//      registers (they pair i's 1, 2, 4, 8 apart), times 1/16, writes it back.
+//   3. K: the lane reads its group's 32 values, and quantises and stores as V did.
+// Each butterfly sees the spec's inputs, so the rotated values are the spec's bits.
+// Scratch rows are padded to 20 floats (items to 336) so that none of the accesses
+// conflict on a bank. A non-finite row is counted once: a per-item flag zeroed in
+// phase 1, set with an atomic exchange in phase 2 by the lanes that see a non-finite
+// value (V: its group; K: its column), the lane that finds it unset counting.
+//
+// Host (kLanes = 1, kSpan = 256; one item a team): one thread does the item with plain
+// loops over 256 elements (WHT stage by stage, then the groups), which vectorise; no
+// scratch, no barrier.
+//
+// One launch per call: one team per kItems items (league = ceil(T * Hk / kItems)).
 #pragma once
 
-#include "uq/error.hpp"
 #include "uq/impl/status_counters.hpp"
+#include "uq/impl/writer_codes.hpp"
+#include "uq/impl/writer_io.hpp"
 #include "uq/types.hpp"
 #include "uq/ultraquant.hpp"
-#include "uq/wht.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -16,9 +42,113 @@
 namespace uq {
 namespace impl {
 
-template <class ExecSpace, class KView, class VView, class SlotView, class CacheView, class CountView>
+// ------------------------------------------------------------------ per-row pieces
+// In-place WHT stages on a lane's n values x[0..n), pairing elements kStride apart
+// (local stride; stage s of the spec when the values are 2^s / kStride elements apart).
+template <int n, int kStride>
+KOKKOS_INLINE_FUNCTION void wht_local_stage(float* x) {
+  for (int base = 0; base < n; base += 2 * kStride)
+    for (int t = 0; t < kStride; ++t) {
+      const float a = x[base + t], b = x[base + t + kStride];
+      x[base + t] = a + b;
+      x[base + t + kStride] = a - b;
+    }
+}
+
+// Every local stage, strides 1, 2, .., n/2 in that order.
+template <int n, int kStride = 1>
+KOKKOS_INLINE_FUNCTION void wht_local(float* x) {
+  if constexpr (kStride < n) {
+    wht_local_stage<n, kStride>(x);
+    wht_local<n, 2 * kStride>(x);
+  }
+}
+
+// A group of 32's quantisation parameters (spec §4 steps 2-7): its scale byte, 2^(1-e)
+// (0 for a zero group: every code then comes out 0, even from an infinity, whose
+// product with 0 is a NaN that fails every comparison), and whether it was finite.
+struct UqGroup {
+  std::uint8_t byte;
+  float twice_inv_scale;
+  bool finite;
+};
+
+KOKKOS_INLINE_FUNCTION UqGroup uq_group(const float* g) {
+  // max |r| on the bits: for non-negative floats integer order is float order, and
+  // infinities and NaNs lie above every finite value.
+  std::uint32_t amax = 0;
+  for (int i = 0; i < ultraquant::kGroup; ++i) {
+    const std::uint32_t a = codec::float_bits(g[i]) & 0x7fffffffu;
+    amax = a > amax ? a : amax;
+  }
+  UqGroup q;
+  q.finite = amax < 0x7f800000u;
+  q.byte = q.finite ? ultraquant::scale_byte_for_absmax(codec::bits_float(amax)) : std::uint8_t{0};
+  // 2^(1-e) = 2^(128-b), b in 1..254: a normal float.
+  q.twice_inv_scale = q.byte ? codec::pow2(128 - static_cast<int>(q.byte)) : 0.0f;
+  return q;
+}
+
+// Codes of n values (n a multiple of 8) as n/8 words, element 2j in bits 3..0 of byte j.
+template <int n>
+KOKKOS_INLINE_FUNCTION void uq_code_words(const float* x, const UqGroup& q, std::uint32_t* words) {
+  unsigned c[n];
+  for (int i = 0; i < n; ++i) c[i] = codes::uq_code_of_twice_y(x[i] * q.twice_inv_scale);
+  for (int w = 0; w < n / 8; ++w) {
+    std::uint32_t word = 0;
+    for (int j = 0; j < 8; ++j) word |= static_cast<std::uint32_t>(c[8 * w + j]) << (4 * j);
+    words[w] = word;
+  }
+}
+
+template <int n>
+KOKKOS_INLINE_FUNCTION void store_words(std::uint8_t* dst, const std::uint32_t* words, bool aligned_words) {
+  for (int w = 0; w < n; ++w) {
+    if (aligned_words) wio::store4(dst + 4 * w, words[w]);
+    else wio::store_bytes(dst + 4 * w, words[w]);
+  }
+}
+
+// n consecutive elements first.. of row (token, head) as floats: 16-byte loads when the
+// rows allow them, else element access through the view.
+template <int n, class View>
+KOKKOS_INLINE_FUNCTION void load_row(const View& view, bool chunked, std::int64_t token, int head, int first,
+                                     float* out) {
+  if (chunked) {
+    const auto* p = reinterpret_cast<const unsigned char*>(&view(token, head, 0) + first);
+    for (int c = 0; c < n / 8; ++c) {
+      const wio::Chunk16 ch = wio::load16(p + 16 * c);
+      for (int j = 0; j < 8; ++j) out[8 * c + j] = wio::bf16_of(ch, j);
+    }
+  } else {
+    for (int j = 0; j < n; ++j) out[j] = codec::bf16_to_float(view(token, head, first + j));
+  }
+}
+
+// ------------------------------------------------------------------ the kernel
+template <class ExecSpace>
+inline constexpr int kv_writer_lanes = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : 16;
+
+// Lanes: 1 or 16 (the default for the execution space; tests run the 16-lane phases on
+// the host through run_team_in_order).
+template <class ExecSpace, class KView, class VView, class SlotView, class CacheView, class CountView,
+          int Lanes = kv_writer_lanes<ExecSpace>>
 struct WriteKvGeneric {
-  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  static constexpr int kLanes = Lanes;
+  static constexpr int kItems = kLanes == 1 ? 1 : 8;
+  static constexpr int kTeam = kLanes * kItems;
+  static constexpr int kSpan = ultraquant::kHeadDim / kLanes;
+  static_assert(kLanes == 1 || kLanes == 16, "the phases below are written for 1 or 16 lanes");
+  // Scratch (16 lanes): per item 16 rows of 16 floats padded to 20, the item padded to
+  // 336 (a bank offset of 16 between the two items of a warp); then 2 flags per item.
+  static constexpr int kRowPitch = 20;
+  static constexpr int kItemFloats = 16 * kRowPitch + 16;
+  static constexpr int kScratchBytes = kLanes == 1 ? 0 : kItems * (kItemFloats + 2) * int(sizeof(float));
+
+  // Light weight: the functor travels as a kernel argument, never through the
+  // constant-memory path (which waits on the host for the previous such kernel).
+  using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kTeam, 8>,
+                                    Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>;
   using member = typename policy::member_type;
 
   KView k;
@@ -26,81 +156,165 @@ struct WriteKvGeneric {
   SlotView slots;
   CacheView cache;
   CountView counts;
-  int num_heads;
-  std::int64_t num_slots;  // num_blocks * block_size
-  int block_size;
+  int num_heads = 0;
+  std::int64_t num_items = 0;  // num_tokens * num_heads
+  std::int64_t num_slots = 0;  // num_blocks * block_size
+  int block_size = 0;
+  bool chunked = false;        // k and v rows allow 16-byte loads
+  bool aligned_words = false;  // slot starts are 4-byte aligned
 
-  static constexpr int kScratchBytes = ultraquant::kHeadDim * sizeof(float) + 16 * sizeof(int);
+  // One thread's share: which item and lane, and where the item's slot is (null when the
+  // slot is negative, skipped, or out of range, counted here once per token).
+  struct Item {
+    std::int64_t token;
+    int head, lane, local_item;
+    std::uint8_t* dst;
+  };
 
-  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
-    const std::int64_t league = team.league_rank();
-    const int side = static_cast<int>(league % 2);  // 0 = K (rotated), 1 = V
-    const int head = static_cast<int>((league / 2) % num_heads);
-    const std::int64_t token = league / (2 * num_heads);
-
-    const std::int64_t slot = static_cast<std::int64_t>(slots(token));
-    if (slot < 0) return;  // skipped token: slot untouched
-    if (slot >= num_slots) {
-      Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        if (side == 0 && head == 0) count(counts, Counter::bad_slots);
-      });
-      return;
-    }
-    const std::int64_t block = slot / block_size;
-    const std::int64_t pos = slot % block_size;
-
-    float* x = static_cast<float*>(team.team_shmem().get_shmem(ultraquant::kHeadDim * sizeof(float)));
-    int* group_byte = static_cast<int*>(team.team_shmem().get_shmem(ultraquant::kGroups * sizeof(int)));
-    int* group_bad = static_cast<int*>(team.team_shmem().get_shmem(ultraquant::kGroups * sizeof(int)));
-
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, ultraquant::kHeadDim), [&](int d) {
-      x[d] = codec::bf16_to_float(side == 0 ? k(token, head, d) : v(token, head, d));
-    });
-    team.team_barrier();
-    if (side == 0) wht256_team(team, x, 1);
-
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, ultraquant::kGroups), [&](int g) {
-      float absmax = 0.0f;
-      bool finite = true;
-      for (int i = 0; i < ultraquant::kGroup; ++i) {
-        const float r = x[g * ultraquant::kGroup + i];
-        finite = finite && codec::is_finite(r);
-        const float a = r < 0.0f ? -r : r;
-        absmax = a > absmax ? a : absmax;
-      }
-      group_bad[g] = finite ? 0 : 1;
-      group_byte[g] = finite ? ultraquant::scale_byte_for_absmax(absmax) : 0;
-    });
-    team.team_barrier();
-
-    const int code_base = side == 0 ? ultraquant::kKCodes : ultraquant::kVCodes;
-    const int scale_base = side == 0 ? ultraquant::kKScales : ultraquant::kVScales;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, ultraquant::kHeadDim / 2), [&](int j) {
-      const int g = (2 * j) / ultraquant::kGroup;
-      const int b = group_byte[g];
-      unsigned lo = 0, hi = 0;
-      if (b != 0) {
-        // y = r / 2^e. A division: 2^-e is subnormal for e = 127, 2^e never is.
-        const float pow2e = codec::pow2(b - 127);
-        lo = ultraquant::fp4_code_ties_down(x[2 * j] / pow2e);
-        hi = ultraquant::fp4_code_ties_down(x[2 * j + 1] / pow2e);
-      }
-      cache(block, pos, head, code_base + j) = static_cast<std::uint8_t>(lo | (hi << 4));
-    });
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, ultraquant::kGroups), [&](int g) {
-      cache(block, pos, head, scale_base + g) = static_cast<std::uint8_t>(group_byte[g]);
-    });
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      int bad = 0;
-      for (int g = 0; g < ultraquant::kGroups; ++g) bad |= group_bad[g];
-      if (bad) count(counts, Counter::nonfinite_inputs);
-    });
+  KOKKOS_INLINE_FUNCTION Item item_of(int league_rank, int team_rank) const {
+    Item it;
+    it.lane = team_rank % kLanes;
+    it.local_item = team_rank / kLanes;
+    const std::int64_t item = static_cast<std::int64_t>(league_rank) * kItems + it.local_item;
+    it.token = item / num_heads;
+    it.head = static_cast<int>(item % num_heads);
+    const std::int64_t slot = item < num_items ? static_cast<std::int64_t>(slots(it.token)) : -1;
+    if (slot >= num_slots && it.head == 0 && it.lane == 0) count(counts, Counter::bad_slots);
+    it.dst = slot >= 0 && slot < num_slots ? &cache(slot / block_size, slot % block_size, it.head, 0) : nullptr;
+    return it;
   }
 
-  void launch(const ExecSpace& exec, std::int64_t num_tokens) const {
-    if (num_tokens == 0 || num_heads == 0) return;
-    policy p(exec, static_cast<int>(num_tokens * num_heads * 2), Kokkos::AUTO);
-    p.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const Item it = item_of(team.league_rank(), team.team_rank());
+    if constexpr (kLanes == 1) {
+      if (it.dst) write_item(it.token, it.head, it.dst);
+    } else {
+      float* scratch = static_cast<float*>(team.team_shmem().get_shmem(int{kScratchBytes}));
+      const bool v_bad = phase1(it, scratch);
+      team.team_barrier();
+      phase2(it, v_bad, scratch);
+      team.team_barrier();
+      phase3(it, scratch);
+    }
+  }
+
+  // The 16-lane phases of one team on the host, thread after thread and phase after
+  // phase (what the barriers guarantee), for the tests.
+  void run_team_in_order(int league_rank, float* scratch) const {
+    Item it[kTeam];
+    bool v_bad[kTeam];
+    for (int r = 0; r < kTeam; ++r) it[r] = item_of(league_rank, r);
+    for (int r = 0; r < kTeam; ++r) v_bad[r] = phase1(it[r], scratch);
+    for (int r = 0; r < kTeam; ++r) phase2(it[r], v_bad[r], scratch);
+    for (int r = 0; r < kTeam; ++r) phase3(it[r], scratch);
+  }
+
+  int league_size() const { return static_cast<int>((num_items + kItems - 1) / kItems); }
+
+  // ---- host: one thread, one item
+  KOKKOS_INLINE_FUNCTION void write_item(std::int64_t token, int head, std::uint8_t* dst) const {
+    float x[ultraquant::kHeadDim];
+    load_row<ultraquant::kHeadDim>(k, chunked, token, head, 0, x);
+    wht_local<ultraquant::kHeadDim>(x);
+    for (int i = 0; i < ultraquant::kHeadDim; ++i) x[i] *= 0.0625f;
+    quantise_row(x, dst + ultraquant::kKCodes, dst + ultraquant::kKScales);
+    load_row<ultraquant::kHeadDim>(v, chunked, token, head, 0, x);
+    quantise_row(x, dst + ultraquant::kVCodes, dst + ultraquant::kVScales);
+  }
+
+  KOKKOS_INLINE_FUNCTION void quantise_row(const float* x, std::uint8_t* codes, std::uint8_t* scales) const {
+    bool bad = false;
+    for (int g = 0; g < ultraquant::kGroups; ++g) {
+      const UqGroup q = uq_group(x + ultraquant::kGroup * g);
+      std::uint32_t words[ultraquant::kGroup / 8];
+      uq_code_words<ultraquant::kGroup>(x + ultraquant::kGroup * g, q, words);
+      store_words<ultraquant::kGroup / 8>(codes + 16 * g, words, aligned_words);
+      scales[g] = q.byte;
+      bad = bad || !q.finite;
+    }
+    if (bad) count(counts, Counter::nonfinite_inputs);
+  }
+
+  // ---- GPU phases (kLanes = 16, kSpan = 16)
+  // Counts the row once: the lane whose atomic finds the item's flag still 0.
+  KOKKOS_INLINE_FUNCTION void flag_nonfinite(float* flag) const {
+    if (Kokkos::atomic_exchange(flag, 1.0f) == 0.0f) count(counts, Counter::nonfinite_inputs);
+  }
+
+  // This lane's 16 codes of a group of 32 (its half: lane parity) and, from the even
+  // lane, the group's scale byte.
+  KOKKOS_INLINE_FUNCTION void store_half_group(const float* group, const UqGroup& q, int lane, std::uint8_t* codes,
+                                               std::uint8_t* scales) const {
+    std::uint32_t words[2];
+    uq_code_words<16>(group + 16 * (lane & 1), q, words);
+    store_words<2>(codes + 8 * lane, words, aligned_words);
+    if ((lane & 1) == 0) scales[lane / 2] = q.byte;
+  }
+
+  // Returns whether the lane's V group was not finite (flagged in phase 2, after the
+  // barrier that orders the flag's zeroing before it).
+  KOKKOS_INLINE_FUNCTION float* rows_of(const Item& it, float* scratch) const {
+    return scratch + it.local_item * kItemFloats;
+  }
+  KOKKOS_INLINE_FUNCTION float* flags_of(const Item& it, float* scratch) const {  // [V, K], 0 or 1
+    return scratch + kItems * kItemFloats + 2 * it.local_item;
+  }
+
+  KOKKOS_INLINE_FUNCTION bool phase1(const Item& it, float* scratch) const {
+    const int lane = it.lane;
+    float* flags = flags_of(it, scratch);
+    if (lane == 0) flags[0] = flags[1] = 0.0f;
+    if (!it.dst) return false;
+    float* rows = rows_of(it, scratch);
+    std::uint8_t* dst = it.dst;
+    float x[kSpan];
+    load_row<kSpan>(k, chunked, it.token, it.head, kSpan * lane, x);
+    wht_local<kSpan>(x);  // stages 0..3
+    for (int j = 0; j < kSpan; ++j) rows[kRowPitch * lane + j] = x[j];
+
+    float g[ultraquant::kGroup];
+    load_row<ultraquant::kGroup>(v, chunked, it.token, it.head, ultraquant::kGroup * (lane / 2), g);
+    const UqGroup q = uq_group(g);
+    store_half_group(g, q, lane, dst + ultraquant::kVCodes, dst + ultraquant::kVScales);
+    return !q.finite;
+  }
+
+  KOKKOS_INLINE_FUNCTION void phase2(const Item& it, bool v_bad, float* scratch) const {
+    if (!it.dst) return;
+    const int lane = it.lane;
+    float* rows = rows_of(it, scratch);
+    float* flags = flags_of(it, scratch);
+    if (v_bad) flag_nonfinite(&flags[0]);
+    float y[16];
+    for (int i = 0; i < 16; ++i) y[i] = rows[kRowPitch * i + lane];
+    wht_local<16>(y);  // stages 4..7: elements 16, 32, 64, 128 apart
+    bool finite = true;
+    for (int i = 0; i < 16; ++i) {
+      y[i] *= 0.0625f;
+      finite = finite && codec::is_finite(y[i]);
+      rows[kRowPitch * i + lane] = y[i];
+    }
+    if (!finite) flag_nonfinite(&flags[1]);
+  }
+
+  KOKKOS_INLINE_FUNCTION void phase3(const Item& it, float* scratch) const {
+    if (!it.dst) return;
+    const int lane = it.lane;
+    const float* rows = rows_of(it, scratch);
+    float g[ultraquant::kGroup];
+    const int first_row = 2 * (lane / 2);
+    for (int j = 0; j < 16; ++j) {
+      g[j] = rows[kRowPitch * first_row + j];
+      g[16 + j] = rows[kRowPitch * (first_row + 1) + j];
+    }
+    const UqGroup q = uq_group(g);
+    store_half_group(g, q, lane, it.dst + ultraquant::kKCodes, it.dst + ultraquant::kKScales);
+  }
+
+  void launch(const ExecSpace& exec) const {
+    if (num_items == 0) return;
+    policy p(exec, league_size(), kTeam);
+    if (kScratchBytes > 0) p.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
     Kokkos::parallel_for("uq::write_kv", p, *this);
   }
 };

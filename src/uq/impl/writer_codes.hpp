@@ -1,0 +1,132 @@
+// The FP4 code choice of both cache writers, bit-exact and branch-free, in multiply-adds.
+//
+// The spec defines each code by comparisons with 7 midpoints (ultraquant.md §4 step 8;
+// nvfp4-index.md §3). Written as compares and selects (ultraquant::fp4_code_ties_down,
+// nvfp4::e2m1_code_nearest_even) that is ~20 integer/compare instructions per element,
+// and on a GPU those run on the half-rate ALU pipe: the writers' quantisation, not their
+// memory traffic, would set their speed. Here each comparison "a > T" is one
+// saturating multiply-add, sat(B * a - B * T) with B = 2^26: both a and T are floats
+// >= 0.25 apart by at least ulp(T) >= 2^-25 when a > T, so the exact value is either
+// <= 0 or >= 2, and the result is exactly 0 or 1 however the product and the sum are
+// rounded (B * a is exact, the one rounding keeps the sign and the size). A binary
+// search over the 7 thresholds needs 3 such steps; the next threshold is selected with
+// exact multiply-adds of 0/1 values (every constant below is a small multiple of a
+// power of two, so each select is exact). On a GPU the saturation is folded into the
+// multiply-add (one instruction per step); on a CPU it is a max and a min, and the
+// loops vectorise.
+//
+// The results are the spec's codes for every input; tests/test_write_kv.cpp and
+// tests/test_index_writer.cpp compare them with the definitional functions on every
+// float within 2^15 ulps of each threshold (both signs) and on random values.
+#pragma once
+
+#include "uq/types.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+
+namespace uq {
+namespace impl {
+namespace codes {
+
+// min(max(x, 0), 1). Device compilers fold fminf(fmaxf()) of a multiply-add into the
+// instruction's saturation; host compilers turn the two selects into maxps/minps.
+KOKKOS_INLINE_FUNCTION float sat01(float x) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return fminf(fmaxf(x, 0.0f), 1.0f);
+#else
+  const float y = x > 0.0f ? x : 0.0f;
+  return y < 1.0f ? y : 1.0f;
+#endif
+}
+
+inline constexpr float kB = 67108864.0f;    // 2^26
+inline constexpr float kMagic = 8388608.0f;  // 2^23: a small integer n added to it has bits 0x4B000000 + n
+
+// 1 when a > T, else 0, for a >= 0 and a float threshold T >= 0.25 (see above);
+// minus_bt = -B * T (exact), or a select of such values.
+KOKKOS_INLINE_FUNCTION float above(float a, float minus_bt) { return sat01(a * kB + minus_bt); }
+
+// The code nibble of 4 t1 + 2 t2 + t3 + 8 sign, all 0/1: exact small-integer sums
+// placed in the low mantissa bits by the 2^23 bias.
+KOKKOS_INLINE_FUNCTION unsigned nibble(float t1, float t2, float t3, float sign) {
+  float acc = t3 + kMagic;
+  acc = t2 * 2.0f + acc;
+  acc = t1 * 4.0f + acc;
+  acc = sign * 8.0f + acc;
+  return codec::float_bits(acc) & 15u;
+}
+
+// ---------------------------------------------------------------- UltraQuant MXFP4
+// Code of y = r / 2^e given y2 = 2y = r * 2^(1-e) (exact whenever y is normal; when y2
+// is subnormal every comparison below is false, as it is for y). In units of y2 the
+// midpoints are T = 0.5, 1.5, 2.5, 3.5, 5, 7, 10. Ties go to the lower level: for y > 0
+// the magnitude index is #{T < |y2|}; for y < 0 it is #{T <= |y2|} = #{T < next(|y2|)},
+// next(|y2|) being the float one ulp above (integer + 1 on the bits). Code = magnitude
+// index, with bit 3 set when y2 <= -0.5 (a negative value not rounding to zero).
+KOKKOS_INLINE_FUNCTION unsigned uq_code_of_twice_y(float y2) {
+  const std::uint32_t bits = codec::float_bits(y2);
+  const float a = codec::bits_float((bits & 0x7fffffffu) + (bits >> 31));
+  const float t1 = above(a, -3.5f * kB);                               // a > 3.5
+  const float t2 = above(a, t1 * (-5.5f * kB) + (-1.5f * kB));         // a > 7 : a > 1.5
+  const float lo = t2 * (-2.0f * kB) + (-0.5f * kB);                   // T = 2.5 : 0.5
+  const float hi = t2 * (-3.0f * kB) + (-4.5f * kB);                   // (10 : 5) - 0.5
+  const float t3 = above(a, t1 * hi + lo);                             // a > 10 : 5 : 2.5 : 0.5
+  const float neg = sat01(y2 * -kB + -33554430.0f);                    // -y2 > pred(0.5) = 0.5 - 2^-25
+  return nibble(t1, t2, t3, neg);
+}
+
+// ---------------------------------------------------------------- NVFP4 index keys
+// Code of y = fl32(x / s): E2M1 round to nearest, ties to the even code. Midpoints
+// 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5; the ties at 0.75, 1.75 and 3.5 go up (the even
+// code is above), so those thresholds are the floats just below them (a >= M <=>
+// a > pred(M)). Sign bit when y < -0.25 (a negative value not rounding to zero).
+inline constexpr float kPred075 = 0.75f - 0x1p-24f;
+inline constexpr float kPred175 = 1.75f - 0x1p-23f;
+inline constexpr float kPred350 = 3.5f - 0x1p-22f;
+
+KOKKOS_INLINE_FUNCTION unsigned nv_code(float y) {
+  const float a = y < 0.0f ? -y : y;
+  const float t1 = above(a, -kPred175 * kB);  // a >= 1.75
+  // a >= 3.5 : a >= 0.75. The two thresholds differ in 26 bits, so the select is two
+  // exact steps (c1 - t1 c1 is c1 or 0) rather than one.
+  const float c1 = -kPred075 * kB, c5 = -kPred350 * kB;
+  const float t2 = above(a, t1 * c5 + ((-t1) * c1 + c1));
+  const float lo = t2 * (-1.0f * kB) + (-0.25f * kB);   // T = 1.25 : 0.25
+  const float hi = t2 * (-1.5f * kB) + (-2.25f * kB);   // (5 : 2.5) - 0.25
+  const float t3 = above(a, t1 * hi + lo);
+  const float neg = sat01(y * -kB + (-0.25f * kB));     // -y > 0.25
+  return nibble(t1, t2, t3, neg);
+}
+
+// fl32(x / s) for a scale s > 0 and r = fl32(1 / s). With a fused multiply-add the
+// quotient is q0 = x r, its exact residual x - q0 s, and one correction step, which
+// gives the correctly rounded quotient (Markstein's theorem: r correctly rounded, q0
+// within one ulp) wherever it decides a code: |x / s| in [2^-126, 2^127]; beyond that
+// both are far from every midpoint. That replaces a division sequence per element by
+// three multiply-adds. Host builds have no fused multiply-add without -mfma (std::fma
+// would be a library call), and divide there.
+KOKKOS_INLINE_FUNCTION float quotient_fma(float x, float s, float r) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  const float q0 = x * r;
+  return fmaf(fmaf(-q0, s, x), r, q0);
+#else
+  const float q0 = x * r;
+  return std::fma(std::fma(-q0, s, x), r, q0);
+#endif
+}
+
+KOKKOS_INLINE_FUNCTION float quotient(float x, float s, float r) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return quotient_fma(x, s, r);
+#else
+  (void)r;
+  return x / s;
+#endif
+}
+
+}  // namespace codes
+}  // namespace impl
+}  // namespace uq
