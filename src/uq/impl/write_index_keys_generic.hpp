@@ -86,9 +86,10 @@ struct WriteIndexKeysGeneric {
     std::uint32_t words[2] = {0, 0};
     if (s != 0.0f) {
       const float r = 1.0f / s;
+      unsigned c[nvfp4::kGroup];
+      for (int j = 0; j < nvfp4::kGroup; ++j) c[j] = codes::nv_code(codes::quotient(x[j], s, r));
       for (int w = 0; w < 2; ++w)
-        for (int j = 0; j < 8; ++j)
-          words[w] |= codes::nv_code(codes::quotient(x[8 * w + j], s, r)) << (4 * j);
+        for (int j = 0; j < 8; ++j) words[w] |= c[8 * w + j] << (4 * j);
     }
     std::uint8_t* dst = page + nvfp4::code_offset(pos, nvfp4::kGroup * g);
     for (int w = 0; w < 2; ++w) {

@@ -9,22 +9,24 @@
 // the team's two barriers, every thread busy in each:
 //   1. K: two 16-byte loads per lane, WHT stages 0-3 in registers (they pair elements
 //      1, 2, 4, 8 apart, all inside the lane's 16), the 16 values to team scratch.
-//      V (no rotation, so no exchange): the lane loads its whole group of 32 (four
-//      16-byte loads, the pair of lanes sharing a group read the same bytes), takes the
-//      group's maximum and scale byte and stores its 16 codes as two 4-byte words, the
-//      even lane also the scale byte.
+//      V (no rotation, so no exchange): the lane loads its 16 values and its partner's
+//      (lane ^ 1: the other half of their group of 32; the pair reads the same bytes),
+//      takes the group's maximum and scale byte and stores its 16 codes as two 4-byte
+//      words, the even lane also the scale byte.
 //   2. K: lane c reads column c (elements c + 16 i) from scratch, WHT stages 4-7 in
 //      registers (they pair i's 1, 2, 4, 8 apart), times 1/16, writes it back.
-//   3. K: the lane reads its group's 32 values, and quantises and stores as V did.
-// Each butterfly sees the spec's inputs, so the rotated values are the spec's bits.
-// Scratch rows are padded to 20 floats (items to 336) so that none of the accesses
-// conflict on a bank. A non-finite row is counted once: a per-item flag zeroed in
-// phase 1, set with an atomic exchange in phase 2 by the lanes that see a non-finite
-// value (V: its group; K: its column), the lane that finds it unset counting.
+//   3. K: the lane reads its row and its partner's, and quantises and stores as V did.
+// Each butterfly sees the spec's inputs in the spec's stage order, so the rotated values
+// are the spec's bits. Scratch rows are padded to 20 floats (items to 336) so that none
+// of the accesses conflict on a bank. A non-finite row is counted once: a per-item flag
+// zeroed in phase 1, set with an atomic exchange in phase 2 by the lanes that see a
+// non-finite value (V: its group; K: its column), the lane that finds it unset counting.
+// The team's threads are its lanes (vector length 1), so every exchange is ordered by a
+// documented team barrier, and a lane's registers are its own from phase to phase.
 //
 // Host (kLanes = 1, kSpan = 256; one item a team): one thread does the item with plain
-// loops over 256 elements (WHT stage by stage, then the groups), which vectorise; no
-// scratch, no barrier.
+// loops over the row (WHT two stages a pass, then the groups, the codes as integer
+// counts: uq/impl/writer_codes.hpp), which vectorise; no scratch, no barrier.
 //
 // One launch per call: one team per kItems items (league = ceil(T * Hk / kItems)).
 #pragma once
@@ -43,57 +45,71 @@ namespace uq {
 namespace impl {
 
 // ------------------------------------------------------------------ per-row pieces
-// In-place WHT stages on a lane's n values x[0..n), pairing elements kStride apart
-// (local stride; stage s of the spec when the values are 2^s / kStride elements apart).
+// In-place WHT stages on a lane's n values x[0..n): two consecutive stages at a time,
+// the pairs kStride apart and then those 2 * kStride apart (local strides; stage s of
+// the spec when the values are 2^s / kStride elements apart). Each group of four is
+// loaded once for the two stages, which are exactly the spec's butterflies in the
+// spec's order (the second stage's butterflies read the first stage's sums).
 template <int n, int kStride>
-KOKKOS_INLINE_FUNCTION void wht_local_stage(float* x) {
-  for (int base = 0; base < n; base += 2 * kStride)
+KOKKOS_INLINE_FUNCTION void wht_local_stage_pair(float* x) {
+  for (int base = 0; base < n; base += 4 * kStride)
     for (int t = 0; t < kStride; ++t) {
-      const float a = x[base + t], b = x[base + t + kStride];
-      x[base + t] = a + b;
-      x[base + t + kStride] = a - b;
+      float* p = x + base + t;
+      const float a = p[0], b = p[kStride], c = p[2 * kStride], d = p[3 * kStride];
+      const float s0 = a + b, d0 = a - b, s1 = c + d, d1 = c - d;  // stage log2(kStride)
+      p[0] = s0 + s1;                                                // stage log2(kStride) + 1
+      p[2 * kStride] = s0 - s1;
+      p[kStride] = d0 + d1;
+      p[3 * kStride] = d0 - d1;
     }
 }
 
-// Every local stage, strides 1, 2, .., n/2 in that order.
+// Every local stage, strides 1, 2, .., n/2 in that order (n a power of 4: 16 or 256).
 template <int n, int kStride = 1>
 KOKKOS_INLINE_FUNCTION void wht_local(float* x) {
+  static_assert(n == 16 || n == 256, "stage pairs need a power of 4");
   if constexpr (kStride < n) {
-    wht_local_stage<n, kStride>(x);
-    wht_local<n, 2 * kStride>(x);
+    wht_local_stage_pair<n, kStride>(x);
+    wht_local<n, 4 * kStride>(x);
   }
 }
 
 // A group of 32's quantisation parameters (spec §4 steps 2-7): its scale byte, 2^(1-e)
-// (0 for a zero group: every code then comes out 0, even from an infinity, whose
-// product with 0 is a NaN that fails every comparison), and whether it was finite.
+// (0 for a zero group, whose codes are all 0), and whether it was finite.
 struct UqGroup {
   std::uint8_t byte;
   float twice_inv_scale;
   bool finite;
 };
 
-KOKKOS_INLINE_FUNCTION UqGroup uq_group(const float* g) {
+// The group is given as two halves of 16 (a lane's own and its partner's on a GPU), so
+// that no array is indexed by a lane-dependent offset (which would put it in memory).
+KOKKOS_INLINE_FUNCTION UqGroup uq_group(const float* half0, const float* half1) {
   // max |r| on the bits: for non-negative floats integer order is float order, and
   // infinities and NaNs lie above every finite value.
-  std::uint32_t amax = 0;
-  for (int i = 0; i < ultraquant::kGroup; ++i) {
-    const std::uint32_t a = codec::float_bits(g[i]) & 0x7fffffffu;
+  // (Signed: the bits are below 2^31, and SSE2 has a signed compare, no unsigned one.)
+  std::int32_t amax = 0;
+  for (int i = 0; i < ultraquant::kGroup / 2; ++i) {
+    const std::int32_t a = static_cast<std::int32_t>(codec::float_bits(half0[i]) & 0x7fffffffu);
+    const std::int32_t b = static_cast<std::int32_t>(codec::float_bits(half1[i]) & 0x7fffffffu);
     amax = a > amax ? a : amax;
+    amax = b > amax ? b : amax;
   }
   UqGroup q;
-  q.finite = amax < 0x7f800000u;
-  q.byte = q.finite ? ultraquant::scale_byte_for_absmax(codec::bits_float(amax)) : std::uint8_t{0};
+  q.finite = amax < 0x7f800000;
+  q.byte = q.finite ? ultraquant::scale_byte_for_absmax(codec::bits_float(static_cast<std::uint32_t>(amax)))
+                    : std::uint8_t{0};
   // 2^(1-e) = 2^(128-b), b in 1..254: a normal float.
   q.twice_inv_scale = q.byte ? codec::pow2(128 - static_cast<int>(q.byte)) : 0.0f;
   return q;
 }
 
 // Codes of n values (n a multiple of 8) as n/8 words, element 2j in bits 3..0 of byte j.
+// A zero group (scale byte 0) has all codes 0.
 template <int n>
 KOKKOS_INLINE_FUNCTION void uq_code_words(const float* x, const UqGroup& q, std::uint32_t* words) {
   unsigned c[n];
-  for (int i = 0; i < n; ++i) c[i] = codes::uq_code_of_twice_y(x[i] * q.twice_inv_scale);
+  for (int i = 0; i < n; ++i) c[i] = q.byte ? codes::uq_code_of_twice_y(x[i] * q.twice_inv_scale) : 0u;
   for (int w = 0; w < n / 8; ++w) {
     std::uint32_t word = 0;
     for (int j = 0; j < 8; ++j) word |= static_cast<std::uint32_t>(c[8 * w + j]) << (4 * j);
@@ -109,17 +125,22 @@ KOKKOS_INLINE_FUNCTION void store_words(std::uint8_t* dst, const std::uint32_t* 
   }
 }
 
-// n consecutive elements first.. of row (token, head) as floats: 16-byte loads when the
-// rows allow them, else element access through the view.
+// n consecutive elements first.. of row (token, head) as floats: for rows that allow
+// them, 16-byte loads on a device and a plain contiguous loop on a host (which the
+// compiler vectorises); else element access through the view.
 template <int n, class View>
 KOKKOS_INLINE_FUNCTION void load_row(const View& view, bool chunked, std::int64_t token, int head, int first,
                                      float* out) {
   if (chunked) {
-    const auto* p = reinterpret_cast<const unsigned char*>(&view(token, head, 0) + first);
+    const bf16* row = &view(token, head, 0) + first;
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
     for (int c = 0; c < n / 8; ++c) {
-      const wio::Chunk16 ch = wio::load16(p + 16 * c);
+      const wio::Chunk16 ch = wio::load16(row + 8 * c);
       for (int j = 0; j < 8; ++j) out[8 * c + j] = wio::bf16_of(ch, j);
     }
+#else
+    for (int j = 0; j < n; ++j) out[j] = codec::bf16_to_float(row[j]);
+#endif
   } else {
     for (int j = 0; j < n; ++j) out[j] = codec::bf16_to_float(view(token, head, first + j));
   }
@@ -222,16 +243,35 @@ struct WriteKvGeneric {
     quantise_row(x, dst + ultraquant::kVCodes, dst + ultraquant::kVScales);
   }
 
-  KOKKOS_INLINE_FUNCTION void quantise_row(const float* x, std::uint8_t* codes, std::uint8_t* scales) const {
+  // All 8 groups of a row, in loops over the whole row (they vectorise on a host).
+  KOKKOS_INLINE_FUNCTION void quantise_row(const float* x, std::uint8_t* code_bytes, std::uint8_t* scales) const {
+    constexpr int D = ultraquant::kHeadDim;
+    UqGroup q[ultraquant::kGroups];
+    float f[ultraquant::kGroups];
     bool bad = false;
     for (int g = 0; g < ultraquant::kGroups; ++g) {
-      const UqGroup q = uq_group(x + ultraquant::kGroup * g);
-      std::uint32_t words[ultraquant::kGroup / 8];
-      uq_code_words<ultraquant::kGroup>(x + ultraquant::kGroup * g, q, words);
-      store_words<ultraquant::kGroup / 8>(codes + 16 * g, words, aligned_words);
-      scales[g] = q.byte;
-      bad = bad || !q.finite;
+      q[g] = uq_group(x + ultraquant::kGroup * g, x + ultraquant::kGroup * g + ultraquant::kGroup / 2);
+      f[g] = q[g].twice_inv_scale;
+      bad = bad || !q[g].finite;
     }
+    unsigned c[D];
+    for (int g = 0; g < ultraquant::kGroups; ++g) {
+      unsigned* cg = c + ultraquant::kGroup * g;
+      const float* xg = x + ultraquant::kGroup * g;
+      if (q[g].byte == 0) {
+        for (int i = 0; i < ultraquant::kGroup; ++i) cg[i] = 0;
+      } else {
+        for (int i = 0; i < ultraquant::kGroup; ++i) cg[i] = codes::uq_code_of_twice_y(xg[i] * f[g]);
+      }
+    }
+    std::uint32_t words[D / 8];
+    for (int w = 0; w < D / 8; ++w) {
+      std::uint32_t word = 0;
+      for (int j = 0; j < 8; ++j) word |= static_cast<std::uint32_t>(c[8 * w + j]) << (4 * j);
+      words[w] = word;
+    }
+    store_words<D / 8>(code_bytes, words, aligned_words);
+    for (int g = 0; g < ultraquant::kGroups; ++g) scales[g] = q[g].byte;
     if (bad) count(counts, Counter::nonfinite_inputs);
   }
 
@@ -241,18 +281,15 @@ struct WriteKvGeneric {
     if (Kokkos::atomic_exchange(flag, 1.0f) == 0.0f) count(counts, Counter::nonfinite_inputs);
   }
 
-  // This lane's 16 codes of a group of 32 (its half: lane parity) and, from the even
-  // lane, the group's scale byte.
-  KOKKOS_INLINE_FUNCTION void store_half_group(const float* group, const UqGroup& q, int lane, std::uint8_t* codes,
+  // This lane's 16 codes (bytes 8 lane..) and, from the even lane, the group's scale byte.
+  KOKKOS_INLINE_FUNCTION void store_half_group(const float* mine, const UqGroup& q, int lane, std::uint8_t* codes,
                                                std::uint8_t* scales) const {
     std::uint32_t words[2];
-    uq_code_words<16>(group + 16 * (lane & 1), q, words);
+    uq_code_words<16>(mine, q, words);
     store_words<2>(codes + 8 * lane, words, aligned_words);
     if ((lane & 1) == 0) scales[lane / 2] = q.byte;
   }
 
-  // Returns whether the lane's V group was not finite (flagged in phase 2, after the
-  // barrier that orders the flag's zeroing before it).
   KOKKOS_INLINE_FUNCTION float* rows_of(const Item& it, float* scratch) const {
     return scratch + it.local_item * kItemFloats;
   }
@@ -260,6 +297,8 @@ struct WriteKvGeneric {
     return scratch + kItems * kItemFloats + 2 * it.local_item;
   }
 
+  // Returns whether the lane's V group was not finite (flagged in phase 2, after the
+  // barrier that orders the flag's zeroing before it).
   KOKKOS_INLINE_FUNCTION bool phase1(const Item& it, float* scratch) const {
     const int lane = it.lane;
     float* flags = flags_of(it, scratch);
@@ -272,10 +311,13 @@ struct WriteKvGeneric {
     wht_local<kSpan>(x);  // stages 0..3
     for (int j = 0; j < kSpan; ++j) rows[kRowPitch * lane + j] = x[j];
 
-    float g[ultraquant::kGroup];
-    load_row<ultraquant::kGroup>(v, chunked, it.token, it.head, ultraquant::kGroup * (lane / 2), g);
-    const UqGroup q = uq_group(g);
-    store_half_group(g, q, lane, dst + ultraquant::kVCodes, dst + ultraquant::kVScales);
+    // V: the lane's 16 values and its partner's (the other half of the group, read by
+    // both lanes of the pair: the same bytes, so no extra memory traffic).
+    float mine[kSpan], other[kSpan];
+    load_row<kSpan>(v, chunked, it.token, it.head, kSpan * lane, mine);
+    load_row<kSpan>(v, chunked, it.token, it.head, kSpan * (lane ^ 1), other);
+    const UqGroup q = uq_group(mine, other);
+    store_half_group(mine, q, lane, dst + ultraquant::kVCodes, dst + ultraquant::kVScales);
     return !q.finite;
   }
 
@@ -301,14 +343,13 @@ struct WriteKvGeneric {
     if (!it.dst) return;
     const int lane = it.lane;
     const float* rows = rows_of(it, scratch);
-    float g[ultraquant::kGroup];
-    const int first_row = 2 * (lane / 2);
-    for (int j = 0; j < 16; ++j) {
-      g[j] = rows[kRowPitch * first_row + j];
-      g[16 + j] = rows[kRowPitch * (first_row + 1) + j];
+    float mine[kSpan], other[kSpan];  // rows lane and lane ^ 1: the group of 32
+    for (int j = 0; j < kSpan; ++j) {
+      mine[j] = rows[kRowPitch * lane + j];
+      other[j] = rows[kRowPitch * (lane ^ 1) + j];
     }
-    const UqGroup q = uq_group(g);
-    store_half_group(g, q, lane, it.dst + ultraquant::kKCodes, it.dst + ultraquant::kKScales);
+    const UqGroup q = uq_group(mine, other);
+    store_half_group(mine, q, lane, it.dst + ultraquant::kKCodes, it.dst + ultraquant::kKScales);
   }
 
   void launch(const ExecSpace& exec) const {

@@ -12,8 +12,8 @@
 // search over the 7 thresholds needs 3 such steps; the next threshold is selected with
 // exact multiply-adds of 0/1 values (every constant below is a small multiple of a
 // power of two, so each select is exact). On a GPU the saturation is folded into the
-// multiply-add (one instruction per step); on a CPU it is a max and a min, and the
-// loops vectorise.
+// multiply-add (one instruction per step); on a CPU it is an integer compare (step01),
+// and the loops vectorise.
 //
 // The results are the spec's codes for every input; tests/test_write_kv.cpp and
 // tests/test_index_writer.cpp compare them with the definitional functions on every
@@ -31,14 +31,17 @@ namespace uq {
 namespace impl {
 namespace codes {
 
-// min(max(x, 0), 1). Device compilers fold fminf(fmaxf()) of a multiply-add into the
-// instruction's saturation; host compilers turn the two selects into maxps/minps.
-KOKKOS_INLINE_FUNCTION float sat01(float x) {
+// 1 if x > 0, else 0 (NaN: 0), for an x that is never in (0, 1) -- every call below
+// passes a value <= 0 or >= 2. On a device it is the saturation min(max(x, 0), 1),
+// which the compilers fold into the multiply-add that computes x (one instruction);
+// on a host it is a compare on the bits (x - 1 as unsigned is below +inf's bits exactly
+// for x in (0, +inf]), which vectorises where a float compare would stay a branch
+// (GCC does not if-convert float compares under the default -ftrapping-math).
+KOKKOS_INLINE_FUNCTION float step01(float x) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
   return fminf(fmaxf(x, 0.0f), 1.0f);
 #else
-  const float y = x > 0.0f ? x : 0.0f;
-  return y < 1.0f ? y : 1.0f;
+  return codec::bits_float(codec::float_bits(x) - 1u < 0x7f800000u ? 0x3f800000u : 0u);
 #endif
 }
 
@@ -47,7 +50,7 @@ inline constexpr float kMagic = 8388608.0f;  // 2^23: a small integer n added to
 
 // 1 when a > T, else 0, for a >= 0 and a float threshold T >= 0.25 (see above);
 // minus_bt = -B * T (exact), or a select of such values.
-KOKKOS_INLINE_FUNCTION float above(float a, float minus_bt) { return sat01(a * kB + minus_bt); }
+KOKKOS_INLINE_FUNCTION float above(float a, float minus_bt) { return step01(a * kB + minus_bt); }
 
 // The code nibble of 4 t1 + 2 t2 + t3 + 8 sign, all 0/1: exact small-integer sums
 // placed in the low mantissa bits by the 2^23 bias.
@@ -66,7 +69,7 @@ KOKKOS_INLINE_FUNCTION unsigned nibble(float t1, float t2, float t3, float sign)
 // the magnitude index is #{T < |y2|}; for y < 0 it is #{T <= |y2|} = #{T < next(|y2|)},
 // next(|y2|) being the float one ulp above (integer + 1 on the bits). Code = magnitude
 // index, with bit 3 set when y2 <= -0.5 (a negative value not rounding to zero).
-KOKKOS_INLINE_FUNCTION unsigned uq_code_of_twice_y(float y2) {
+KOKKOS_INLINE_FUNCTION unsigned uq_code_search(float y2) {
   const std::uint32_t bits = codec::float_bits(y2);
   const float a = codec::bits_float((bits & 0x7fffffffu) + (bits >> 31));
   const float t1 = above(a, -3.5f * kB);                               // a > 3.5
@@ -74,8 +77,32 @@ KOKKOS_INLINE_FUNCTION unsigned uq_code_of_twice_y(float y2) {
   const float lo = t2 * (-2.0f * kB) + (-0.5f * kB);                   // T = 2.5 : 0.5
   const float hi = t2 * (-3.0f * kB) + (-4.5f * kB);                   // (10 : 5) - 0.5
   const float t3 = above(a, t1 * hi + lo);                             // a > 10 : 5 : 2.5 : 0.5
-  const float neg = sat01(y2 * -kB + -33554430.0f);                    // -y2 > pred(0.5) = 0.5 - 2^-25
+  const float neg = step01(y2 * -kB + -33554430.0f);                    // -y2 > pred(0.5) = 0.5 - 2^-25
   return nibble(t1, t2, t3, neg);
+}
+
+// The same code as a count, for hosts: for floats >= 0, a > T is an integer compare of
+// the bits (signed: they are below 2^31, and SSE2 has only signed compares), seven
+// compare-and-adds that vectorise (SSE2 has no saturating float multiply-add). Written
+// as a ternary, GCC would turn the sorted thresholds into a chain of branches. Not
+// for NaN (a zero group's codes are set to 0 apart).
+KOKKOS_INLINE_FUNCTION unsigned uq_code_count(float y2) {
+  const std::uint32_t bits = codec::float_bits(y2);
+  const std::uint32_t sign = bits >> 31;
+  const std::int32_t a = static_cast<std::int32_t>((bits & 0x7fffffffu) + sign);  // next(|y2|) for y2 < 0
+  constexpr std::int32_t T[7] = {0x3F000000, 0x3FC00000, 0x40200000, 0x40600000,
+                                 0x40A00000, 0x40E00000, 0x41200000};  // 0.5 1.5 2.5 3.5 5 7 10
+  std::int32_t m = 0;
+  for (int i = 0; i < 7; ++i) m += static_cast<std::int32_t>(a > T[i]);
+  return static_cast<unsigned>(m) | ((static_cast<unsigned>(m != 0) & sign) << 3);  // sign bit when m != 0
+}
+
+KOKKOS_INLINE_FUNCTION unsigned uq_code_of_twice_y(float y2) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return uq_code_search(y2);
+#else
+  return uq_code_count(y2);
+#endif
 }
 
 // ---------------------------------------------------------------- NVFP4 index keys
@@ -87,8 +114,8 @@ inline constexpr float kPred075 = 0.75f - 0x1p-24f;
 inline constexpr float kPred175 = 1.75f - 0x1p-23f;
 inline constexpr float kPred350 = 3.5f - 0x1p-22f;
 
-KOKKOS_INLINE_FUNCTION unsigned nv_code(float y) {
-  const float a = y < 0.0f ? -y : y;
+KOKKOS_INLINE_FUNCTION unsigned nv_code_search(float y) {
+  const float a = codec::bits_float(codec::float_bits(y) & 0x7fffffffu);  // |y|
   const float t1 = above(a, -kPred175 * kB);  // a >= 1.75
   // a >= 3.5 : a >= 0.75. The two thresholds differ in 26 bits, so the select is two
   // exact steps (c1 - t1 c1 is c1 or 0) rather than one.
@@ -97,8 +124,29 @@ KOKKOS_INLINE_FUNCTION unsigned nv_code(float y) {
   const float lo = t2 * (-1.0f * kB) + (-0.25f * kB);   // T = 1.25 : 0.25
   const float hi = t2 * (-1.5f * kB) + (-2.25f * kB);   // (5 : 2.5) - 0.25
   const float t3 = above(a, t1 * hi + lo);
-  const float neg = sat01(y * -kB + (-0.25f * kB));     // -y > 0.25
+  const float neg = step01(y * -kB + (-0.25f * kB));     // -y > 0.25
   return nibble(t1, t2, t3, neg);
+}
+
+// Host form, as uq_code_count: thresholds 0.25, pred(0.75), 1.25, pred(1.75), 2.5,
+// pred(3.5), 5 on the bits of |y| (inf included; not for NaN).
+KOKKOS_INLINE_FUNCTION unsigned nv_code_count(float y) {
+  const std::uint32_t bits = codec::float_bits(y);
+  const std::int32_t a = static_cast<std::int32_t>(bits & 0x7fffffffu);
+  // 0.25, pred(0.75), 1.25, pred(1.75), 2.5, pred(3.5), 5 (tests/test_writer_codes.cpp
+  // checks these against kPred*)
+  constexpr std::int32_t T[7] = {0x3E800000, 0x3F3FFFFF, 0x3FA00000, 0x3FDFFFFF, 0x40200000, 0x405FFFFF, 0x40A00000};
+  std::int32_t m = 0;
+  for (int i = 0; i < 7; ++i) m += static_cast<std::int32_t>(a > T[i]);
+  return static_cast<unsigned>(m) | ((static_cast<unsigned>(m != 0) & (bits >> 31)) << 3);
+}
+
+KOKKOS_INLINE_FUNCTION unsigned nv_code(float y) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return nv_code_search(y);
+#else
+  return nv_code_count(y);
+#endif
 }
 
 // fl32(x / s) for a scale s > 0 and r = fl32(1 / s). With a fused multiply-add the
