@@ -37,14 +37,7 @@ using HostCounts = Kokkos::View<unsigned long long[uq::kNumCounters], Kokkos::Ho
 template <class K, class V, class S, class C>
 uq::Status run_sixteen_lanes(const K& k, const V& v, const S& slots, const C& cache) {
   HostCounts counts("counts");
-  uq::impl::WriteKvGeneric<HostExec, K, V, S, C, HostCounts, 16> w;
-  w.k = k, w.v = v, w.slots = slots, w.cache = cache, w.counts = counts;
-  w.num_heads = static_cast<int>(cache.extent(2));
-  w.num_items = static_cast<std::int64_t>(k.extent(0)) * w.num_heads;
-  w.num_slots = static_cast<std::int64_t>(cache.extent(0)) * static_cast<std::int64_t>(cache.extent(1));
-  w.block_size = static_cast<int>(cache.extent(1));
-  w.chunked = uq::impl::wio::rows_are_chunked(k) && uq::impl::wio::rows_are_chunked(v);
-  w.aligned_words = uq::impl::wio::words_are_aligned(cache, 4);
+  const uq::impl::WriteKvGeneric<HostExec, K, V, S, C, HostCounts, 16> w(k, v, slots, cache, counts);
   std::vector<float> scratch(static_cast<std::size_t>(w.kScratchBytes) / sizeof(float));
   for (int t = 0; t < w.league_size(); ++t) {
     // poison: every scratch value a phase reads must have been written by the phase before

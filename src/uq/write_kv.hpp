@@ -68,18 +68,8 @@ class KvWriter {
 
     if (cfg_.check) counters_.reset(exec_);
     using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
-    impl::WriteKvGeneric<ExecSpace, K, V, Slots, Cache, Counts> kernel;
-    kernel.k = k;
-    kernel.v = v;
-    kernel.slots = slot_mapping;
-    kernel.cache = kv_cache;
-    kernel.counts = counters_.view();
-    kernel.num_heads = geo.num_kv_heads;
-    kernel.num_items = T * geo.num_kv_heads;
-    kernel.num_slots = geo.num_blocks * geo.block_size;
-    kernel.block_size = geo.block_size;
-    kernel.chunked = impl::wio::rows_are_chunked(k) && impl::wio::rows_are_chunked(v);
-    kernel.aligned_words = impl::wio::words_are_aligned(kv_cache, 4);
+    const impl::WriteKvGeneric<ExecSpace, K, V, Slots, Cache, Counts> kernel(k, v, slot_mapping, kv_cache,
+                                                                            counters_.view());
     kernel.launch(exec_);
     if (cfg_.check) throw_if_bad(fn, "k/v/slot_mapping", counters_.read(exec_));
   }

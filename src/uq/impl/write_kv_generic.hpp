@@ -104,17 +104,21 @@ KOKKOS_INLINE_FUNCTION UqGroup uq_group(const float* half0, const float* half1) 
   return q;
 }
 
-// Codes of n values (n a multiple of 8) as n/8 words, element 2j in bits 3..0 of byte j.
-// A zero group (scale byte 0) has all codes 0.
-template <int n>
-KOKKOS_INLINE_FUNCTION void uq_code_words(const float* x, const UqGroup& q, std::uint32_t* words) {
-  unsigned c[n];
-  for (int i = 0; i < n; ++i) c[i] = q.byte ? codes::uq_code_of_twice_y(x[i] * q.twice_inv_scale) : 0u;
-  for (int w = 0; w < n / 8; ++w) {
-    std::uint32_t word = 0;
-    for (int j = 0; j < 8; ++j) word |= static_cast<std::uint32_t>(c[8 * w + j]) << (4 * j);
-    words[w] = word;
+// Codes of 16 values as two words, element 2j in bits 3..0 of byte j (the GPU lanes'
+// form: the multiply-add search of writer_codes.hpp accumulated into half-words). A zero
+// group (scale byte 0) has all codes 0.
+KOKKOS_INLINE_FUNCTION void uq_code_words16(const float* x, const UqGroup& q, std::uint32_t* words) {
+  words[0] = words[1] = 0;
+  if (q.byte == 0) return;
+  std::uint32_t half[4];
+  for (int h = 0; h < 4; ++h) {
+    float acc = codes::kMagic;
+    for (int j = 0; j < 4; ++j)
+      acc = codes::uq_code_accumulate(x[4 * h + j] * q.twice_inv_scale, static_cast<float>(1 << (4 * j)), acc);
+    half[h] = codec::float_bits(acc) & 0xffffu;
   }
+  words[0] = half[0] | (half[1] << 16);
+  words[1] = half[2] | (half[3] << 16);
 }
 
 template <int n>
@@ -178,11 +182,24 @@ struct WriteKvGeneric {
   CacheView cache;
   CountView counts;
   int num_heads = 0;
-  std::int64_t num_items = 0;  // num_tokens * num_heads
+  int num_items = 0;           // num_tokens * num_heads (< 2^31, checked by the caller)
   std::int64_t num_slots = 0;  // num_blocks * block_size
-  int block_size = 0;
+  int block_shift = 0;         // log2(block_size): block_size is a power of two
   bool chunked = false;        // k and v rows allow 16-byte loads
   bool aligned_words = false;  // slot starts are 4-byte aligned
+
+  WriteKvGeneric() = default;
+  // Everything from the (checked) arguments: geometry, and which access paths they allow.
+  WriteKvGeneric(const KView& k_, const VView& v_, const SlotView& slots_, const CacheView& cache_,
+                 const CountView& counts_)
+      : k(k_), v(v_), slots(slots_), cache(cache_), counts(counts_) {
+    num_heads = static_cast<int>(cache.extent(2));
+    num_items = static_cast<int>(static_cast<std::int64_t>(k.extent(0)) * num_heads);
+    num_slots = static_cast<std::int64_t>(cache.extent(0)) * static_cast<std::int64_t>(cache.extent(1));
+    while ((1 << block_shift) < static_cast<int>(cache.extent(1))) ++block_shift;
+    chunked = wio::rows_are_chunked(k) && wio::rows_are_chunked(v);
+    aligned_words = wio::words_are_aligned(cache, 4);
+  }
 
   // One thread's share: which item and lane, and where the item's slot is (null when the
   // slot is negative, skipped, or out of range, counted here once per token).
@@ -196,12 +213,14 @@ struct WriteKvGeneric {
     Item it;
     it.lane = team_rank % kLanes;
     it.local_item = team_rank / kLanes;
-    const std::int64_t item = static_cast<std::int64_t>(league_rank) * kItems + it.local_item;
+    const int item = league_rank * kItems + it.local_item;  // 32-bit: a 64-bit division is a long subroutine
     it.token = item / num_heads;
-    it.head = static_cast<int>(item % num_heads);
+    it.head = item - static_cast<int>(it.token) * num_heads;
     const std::int64_t slot = item < num_items ? static_cast<std::int64_t>(slots(it.token)) : -1;
     if (slot >= num_slots && it.head == 0 && it.lane == 0) count(counts, Counter::bad_slots);
-    it.dst = slot >= 0 && slot < num_slots ? &cache(slot / block_size, slot % block_size, it.head, 0) : nullptr;
+    it.dst = slot >= 0 && slot < num_slots
+                 ? &cache(slot >> block_shift, slot & ((std::int64_t{1} << block_shift) - 1), it.head, 0)
+                 : nullptr;
     return it;
   }
 
@@ -230,7 +249,7 @@ struct WriteKvGeneric {
     for (int r = 0; r < kTeam; ++r) phase3(it[r], scratch);
   }
 
-  int league_size() const { return static_cast<int>((num_items + kItems - 1) / kItems); }
+  int league_size() const { return (num_items + kItems - 1) / kItems; }
 
   // ---- host: one thread, one item
   KOKKOS_INLINE_FUNCTION void write_item(std::int64_t token, int head, std::uint8_t* dst) const {
@@ -285,9 +304,25 @@ struct WriteKvGeneric {
   KOKKOS_INLINE_FUNCTION void store_half_group(const float* mine, const UqGroup& q, int lane, std::uint8_t* codes,
                                                std::uint8_t* scales) const {
     std::uint32_t words[2];
-    uq_code_words<16>(mine, q, words);
+    uq_code_words16(mine, q, words);
     store_words<2>(codes + 8 * lane, words, aligned_words);
     if ((lane & 1) == 0) scales[lane / 2] = q.byte;
+  }
+
+  // A scratch row of 16 floats (16-byte aligned: the pitch is 80 bytes) in four
+  // 16-byte accesses.
+  KOKKOS_INLINE_FUNCTION static void scratch_store16(float* row, const float* x) {
+    for (int c = 0; c < kSpan / 4; ++c) {
+      wio::Chunk16 ch;
+      for (int j = 0; j < 4; ++j) ch.w[j] = codec::float_bits(x[4 * c + j]);
+      reinterpret_cast<wio::Chunk16*>(row)[c] = ch;
+    }
+  }
+  KOKKOS_INLINE_FUNCTION static void scratch_load16(const float* row, float* x) {
+    for (int c = 0; c < kSpan / 4; ++c) {
+      const wio::Chunk16 ch = reinterpret_cast<const wio::Chunk16*>(row)[c];
+      for (int j = 0; j < 4; ++j) x[4 * c + j] = codec::bits_float(ch.w[j]);
+    }
   }
 
   KOKKOS_INLINE_FUNCTION float* rows_of(const Item& it, float* scratch) const {
@@ -309,7 +344,7 @@ struct WriteKvGeneric {
     float x[kSpan];
     load_row<kSpan>(k, chunked, it.token, it.head, kSpan * lane, x);
     wht_local<kSpan>(x);  // stages 0..3
-    for (int j = 0; j < kSpan; ++j) rows[kRowPitch * lane + j] = x[j];
+    scratch_store16(rows + kRowPitch * lane, x);
 
     // V: the lane's 16 values and its partner's (the other half of the group, read by
     // both lanes of the pair: the same bytes, so no extra memory traffic).
@@ -344,10 +379,8 @@ struct WriteKvGeneric {
     const int lane = it.lane;
     const float* rows = rows_of(it, scratch);
     float mine[kSpan], other[kSpan];  // rows lane and lane ^ 1: the group of 32
-    for (int j = 0; j < kSpan; ++j) {
-      mine[j] = rows[kRowPitch * lane + j];
-      other[j] = rows[kRowPitch * (lane ^ 1) + j];
-    }
+    scratch_load16(rows + kRowPitch * lane, mine);
+    scratch_load16(rows + kRowPitch * (lane ^ 1), other);
     const UqGroup q = uq_group(mine, other);
     store_half_group(mine, q, lane, it.dst + ultraquant::kKCodes, it.dst + ultraquant::kKScales);
   }

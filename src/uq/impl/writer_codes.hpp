@@ -69,16 +69,38 @@ KOKKOS_INLINE_FUNCTION unsigned nibble(float t1, float t2, float t3, float sign)
 // the magnitude index is #{T < |y2|}; for y < 0 it is #{T <= |y2|} = #{T < next(|y2|)},
 // next(|y2|) being the float one ulp above (integer + 1 on the bits). Code = magnitude
 // index, with bit 3 set when y2 <= -0.5 (a negative value not rounding to zero).
-KOKKOS_INLINE_FUNCTION unsigned uq_code_search(float y2) {
+// The code's four 0/1 terms: code = 8 neg + 4 t1 + 2 t2 + t3.
+struct CodeTerms {
+  float t1, t2, t3, neg;
+};
+
+KOKKOS_INLINE_FUNCTION CodeTerms uq_code_terms(float y2) {
   const std::uint32_t bits = codec::float_bits(y2);
   const float a = codec::bits_float((bits & 0x7fffffffu) + (bits >> 31));
-  const float t1 = above(a, -3.5f * kB);                               // a > 3.5
-  const float t2 = above(a, t1 * (-5.5f * kB) + (-1.5f * kB));         // a > 7 : a > 1.5
-  const float lo = t2 * (-2.0f * kB) + (-0.5f * kB);                   // T = 2.5 : 0.5
-  const float hi = t2 * (-3.0f * kB) + (-4.5f * kB);                   // (10 : 5) - 0.5
-  const float t3 = above(a, t1 * hi + lo);                             // a > 10 : 5 : 2.5 : 0.5
-  const float neg = step01(y2 * -kB + -33554430.0f);                    // -y2 > pred(0.5) = 0.5 - 2^-25
-  return nibble(t1, t2, t3, neg);
+  CodeTerms c;
+  c.t1 = above(a, -3.5f * kB);                                   // a > 3.5
+  c.t2 = above(a, c.t1 * (-5.5f * kB) + (-1.5f * kB));           // a > 7 : a > 1.5
+  const float lo = c.t2 * (-2.0f * kB) + (-0.5f * kB);           // T = 2.5 : 0.5
+  const float hi = c.t2 * (-3.0f * kB) + (-4.5f * kB);           // (10 : 5) - (2.5 : 0.5)
+  c.t3 = above(a, c.t1 * hi + lo);                               // a > 10 : 5 : 2.5 : 0.5
+  c.neg = step01(y2 * -kB + -33554430.0f);                       // -y2 > pred(0.5) = 0.5 - 2^-25
+  return c;
+}
+
+KOKKOS_INLINE_FUNCTION unsigned uq_code_search(float y2) {
+  const CodeTerms c = uq_code_terms(y2);
+  return nibble(c.t1, c.t2, c.t3, c.neg);
+}
+
+// acc + w * code(y2) with four multiply-adds: w = 16^j puts the code in nibble j, and a
+// float that starts at 2^23 holds four nibbles (a 16-bit half-word, < 2^24 in all)
+// exactly in its low mantissa bits. This packs the codes without integer shifts.
+KOKKOS_INLINE_FUNCTION float uq_code_accumulate(float y2, float w, float acc) {
+  const CodeTerms c = uq_code_terms(y2);
+  acc = c.t3 * w + acc;
+  acc = c.t2 * (2.0f * w) + acc;
+  acc = c.t1 * (4.0f * w) + acc;
+  return c.neg * (8.0f * w) + acc;
 }
 
 // The same code as a count, for hosts: for floats >= 0, a > T is an integer compare of
