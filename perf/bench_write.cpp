@@ -11,9 +11,12 @@
 // the writer, at small T). Inputs rotate through enough copies to exceed 4x the
 // last-level cache, for the writer and the SOL kernel alike.
 //
-//   bench_write [--quick] [--json FILE]     (--quick: T <= 4096)
+//   bench_write [--quick] [--json FILE | --benchmark_out=FILE] [--only NAME] [--no-copy]
+//     --quick: T <= 4096; --only write_kv/T65536/Hk1: that row alone; --no-copy: no copy
+//     bandwidth (and no JSON), for profilers
 //
-// Prints a markdown table (docs/PERF.md) and, with --json, the same rows as JSON.
+// Prints a markdown table (docs/PERF.md) and, with a file, the same rows as JSON (not
+// Google Benchmark's format: perf/report.py does not read it).
 #include "bench_support.hpp"
 #include "uq/uq.hpp"
 
@@ -171,6 +174,7 @@ struct Row {
 
 std::vector<Row> rows;
 Timing empty_kernel;
+std::string only;  // --only NAME: one row (profiling)
 
 void bench_write_kv(int T, int Hk) {
   const int block_size = 64;
@@ -258,8 +262,8 @@ void bench_write_index_keys(int T) {
   rows.push_back(r);
 }
 
-void print(FILE* f, const char* json) {
-  const double copy = uqbench::copy_bandwidth().gb_per_s;
+void print(FILE* f, const char* json, bool measured_copy) {
+  const double copy = measured_copy ? uqbench::copy_bandwidth().gb_per_s : 0.0;
   std::fprintf(f, "Execution space: %s, device: %s, copy bandwidth %.1f GB/s; empty kernel %.2f us per call back to "
                "back, %.2f us single\n\n",
                Exec::name(), uq::impl::device_info(Exec()).name.c_str(), copy, 1e6 * empty_kernel.per_call_s,
@@ -270,7 +274,7 @@ void print(FILE* f, const char* json) {
     const double gbs = r.bytes / r.writer.per_call_s * 1e-9;
     std::fprintf(f, "| %s | %.3f | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f |\n", r.name.c_str(), r.bytes * 1e-6,
                  1e6 * r.writer.per_call_s, 1e6 * r.writer.single_s, 1e6 * r.sol.per_call_s,
-                 100.0 * r.sol.per_call_s / r.writer.per_call_s, gbs, 100.0 * gbs / copy);
+                 100.0 * r.sol.per_call_s / r.writer.per_call_s, gbs, copy > 0 ? 100.0 * gbs / copy : 0.0);
   }
   if (!json) return;
   FILE* j = std::fopen(json, "w");
@@ -294,21 +298,28 @@ void print(FILE* f, const char* json) {
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
-  bool quick = false;
+  bool quick = false, copy = true;
   const char* json = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    if (std::strcmp(argv[i], "--no-copy") == 0) copy = false;  // profiling runs: skip the 2 GiB copy
+    if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) json = argv[++i];
+    // ./uq bench passes Google Benchmark's output flag to every bench_* program
+    if (std::strncmp(argv[i], "--benchmark_out=", 16) == 0) json = argv[i] + 16;
   }
-  (void)uqbench::copy_bandwidth();
+  if (copy) (void)uqbench::copy_bandwidth();
   const Exec exec;
   empty_kernel = time_calls([&](int) {
     Kokkos::parallel_for("bench::empty", Kokkos::RangePolicy<Exec, Light>(exec, 0, 1), Empty{});
   });
   const std::vector<int> sizes = quick ? std::vector<int>{1, 64, 256, 4096} : std::vector<int>{1, 64, 256, 4096, 65536};
+  auto wanted = [](const std::string& name) { return only.empty() || name == only; };
   for (int T : sizes)
-    for (int Hk : {1, 4}) bench_write_kv(T, Hk);
-  for (int T : sizes) bench_write_index_keys(T);
-  print(stdout, json);
+    for (int Hk : {1, 4})
+      if (wanted("write_kv/T" + std::to_string(T) + "/Hk" + std::to_string(Hk))) bench_write_kv(T, Hk);
+  for (int T : sizes)
+    if (wanted("write_index_keys/T" + std::to_string(T))) bench_write_index_keys(T);
+  print(stdout, copy ? json : nullptr, copy);
   return 0;
 }

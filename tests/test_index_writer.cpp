@@ -4,6 +4,7 @@
 // slots, strided keys; status counts; every host error path.
 #include "test_index_common.hpp"
 #include "uq/write_index_keys.hpp"
+#include "writer_dispatch_count.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -281,6 +282,35 @@ TEST(IndexWriter, NonFiniteGroupsAndBadSlotsAreCounted) {
   EXPECT_EQ(writer.status()[uq::Counter::bad_slots], 4u);
   writer.reset_status();
   EXPECT_TRUE(writer.status().ok());
+}
+
+// check = false: one kernel and no copy (so no host synchronisation) per call.
+TEST(IndexWriter, OneLaunchPerUncheckedCall) {
+  std::mt19937_64 rng(18);
+  for (std::int64_t T : {1, 64, 256, 300}) {
+    const std::int64_t NB = 4;
+    auto dkeys = to_device(random_keys(rng, T), "keys", T, kD);
+    auto dslots = to_device(random_slots(rng, T, NB, 0.0), "slots", T);
+    auto dcache = to_device(noise_cache(rng, NB), "cache", NB, kPage);
+    uq::IndexWriterConfig unchecked;
+    unchecked.check = false;
+    const uq::IndexKeyWriter<Exec> writer(Exec(), unchecked);
+    int dispatches = 0, copies = 0;
+    {
+      DispatchCount count;
+      writer.run(dkeys, dslots, dcache);
+      dispatches = DispatchCount::dispatches(), copies = DispatchCount::copies();
+    }
+    EXPECT_EQ(dispatches, 1) << "T = " << T;
+    EXPECT_EQ(copies, 0) << "T = " << T;
+    {
+      DispatchCount count;
+      uq::write_index_keys(dkeys, dslots, dcache);  // check = true
+      dispatches = DispatchCount::dispatches(), copies = DispatchCount::copies();
+    }
+    EXPECT_GE(copies, 1) << "T = " << T;
+    EXPECT_GT(dispatches + copies, 1) << "T = " << T;
+  }
 }
 
 TEST(IndexWriter, HostErrors) {

@@ -5,6 +5,7 @@
 #include "support/test_util.hpp"
 #include "uq/uq.hpp"
 #include "uqref.hpp"
+#include "writer_dispatch_count.hpp"
 
 #include <gtest/gtest.h>
 
@@ -282,6 +283,40 @@ TEST(WriteKv, Int32SlotMappingAccepted) {
   uq::write_kv(k, v, to_device(c.slots, "s64", c.T), a);
   uq::write_kv(k, v, to_device(s32, "s32", c.T), b);
   EXPECT_EQ(to_host(a), to_host(b));
+}
+
+// check = false: one kernel and no copy (so no host synchronisation) per call, at decode
+// sizes and beyond; check = true adds the counter reset and read-back.
+TEST(WriteKv, OneLaunchPerUncheckedCall) {
+  for (int T : {1, 64, 256, 300}) {
+    WriterCase c = random_case(T, 2, 16, 272, 30 + T);
+    std::vector<uq::bf16> kb(c.k.size()), vb(c.v.size());
+    for (std::size_t i = 0; i < kb.size(); ++i) kb[i].bits = c.k[i], vb[i].bits = c.v[i];
+    auto k = to_device(kb, "k", c.T, c.Hk, 256);
+    auto v = to_device(vb, "v", c.T, c.Hk, 256);
+    auto s = to_device(c.slots, "slots", c.T);
+    DeviceView<std::uint8_t****> cache("cache", c.num_blocks, 16, c.Hk, 272);
+    uq::WriteKvConfig unchecked;
+    unchecked.check = false;
+    const uq::KvWriter<Exec> writer(Exec(), unchecked);
+    const uq::KvWriter<Exec> checked(Exec(), uq::WriteKvConfig{});
+    int dispatches = 0, copies = 0;
+    {
+      DispatchCount count;
+      writer.run(k, v, s, cache);
+      dispatches = DispatchCount::dispatches(), copies = DispatchCount::copies();
+    }
+    EXPECT_EQ(dispatches, 1) << "T = " << T;
+    EXPECT_EQ(copies, 0) << "T = " << T;
+    {
+      DispatchCount count;
+      checked.run(k, v, s, cache);
+      dispatches = DispatchCount::dispatches(), copies = DispatchCount::copies();
+    }
+    EXPECT_GE(dispatches, 1) << "T = " << T;
+    EXPECT_GE(copies, 1) << "T = " << T;  // the counters read back
+    EXPECT_GT(dispatches + copies, 1) << "T = " << T;
+  }
 }
 
 }  // namespace
