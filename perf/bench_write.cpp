@@ -115,24 +115,23 @@ struct alignas(16) Chunk {
 
 // write_kv: per item 64 threads, one 16-byte chunk of K (0..31) or V (32..63) each;
 // threads 0..16 also store a 16-byte chunk of the 272-byte slot (a value made from
-// what they read, so nothing is optimised away).
+// what they read, so nothing is optimised away). Index arithmetic is shifts on 32-bit
+// values (heads a power of two, dense LayoutRight arrays: the slot's bytes start at
+// (slot * heads + head) * 272), so the kernel is bound by its memory traffic alone.
 struct SolKv {
-  DView<uq::bf16***> k, v;
-  DView<std::int64_t*> slots;
-  DView<std::uint8_t****> cache;
-  int heads = 1, block_size = 64;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
-    const std::int64_t item = i / 64;
-    const int c = static_cast<int>(i % 64);
-    const std::int64_t token = item / heads;
-    const int head = static_cast<int>(item % heads);
-    const auto* src = reinterpret_cast<const Chunk*>(
-        c < 32 ? &k(token, head, 0) : &v(token, head, 0));
-    Chunk x = src[c % 32];
-    const std::int64_t slot = slots(token);
+  const Chunk* k;
+  const Chunk* v;
+  const std::int64_t* slots;
+  Chunk* cache;
+  int head_shift = 0;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    const int item = i >> 6, c = i & 63;
+    const int token = item >> head_shift, head = item & ((1 << head_shift) - 1);
+    Chunk x = (c < 32 ? k : v)[item * 32 + (c & 31)];
+    const std::int64_t slot = slots[token];
     if (c < 17 && slot >= 0) {
       x.w[0] ^= static_cast<std::uint32_t>(slot);
-      reinterpret_cast<Chunk*>(&cache(slot / block_size, slot % block_size, head, 0))[c] = x;
+      cache[((slot << head_shift) + head) * 17 + c] = x;
     }
   }
 };
@@ -140,17 +139,16 @@ struct SolKv {
 // write_index_keys: per token 16 threads, one 16-byte chunk of the bf16 key each;
 // threads 0..3 store the 64 code bytes, thread 4 the 8 scale bytes.
 struct SolKeys {
-  DView<uq::bf16**> keys;
-  DView<std::int64_t*> slots;
-  DView<std::uint8_t**> cache;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
-    const std::int64_t token = i / 16;
-    const int c = static_cast<int>(i % 16);
-    Chunk x = reinterpret_cast<const Chunk*>(&keys(token, 0))[c];
-    const std::int64_t slot = slots(token);
+  const Chunk* keys;
+  const std::int64_t* slots;
+  std::uint8_t* cache;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    const int token = i >> 4, c = i & 15;
+    Chunk x = keys[token * 16 + c];
+    const std::int64_t slot = slots[token];
     if (c > 4 || slot < 0) return;
-    std::uint8_t* page = &cache(slot / 128, 0);
-    const int pos = static_cast<int>(slot % 128);
+    std::uint8_t* page = cache + (slot >> 7) * 9216;
+    const int pos = static_cast<int>(slot & 127);
     if (c < 4) {
       reinterpret_cast<Chunk*>(page + pos * 64)[c] = x;
     } else {
@@ -176,7 +174,7 @@ std::vector<Row> rows;
 Timing empty_kernel;
 std::string only;  // --only NAME: one row (profiling)
 
-void bench_write_kv(int T, int Hk) {
+void bench_write_kv(int T, int Hk) {  // Hk: 1 or 4 (the SOL kernel shifts by log2 Hk)
   const int block_size = 64;
   const std::int64_t num_blocks = (T <= 256 ? T : (T + block_size - 1) / block_size) + 1;
   const double bytes = static_cast<double>(T) * Hk * (2.0 * 512.0 + 272.0) + 8.0 * T;
@@ -211,10 +209,9 @@ void bench_write_kv(int T, int Hk) {
   if (!writer.status().ok()) std::fprintf(stderr, "%s: status %s\n", r.name.c_str(), writer.status().describe().c_str());
   r.sol = time_calls([&](int i) {
     const Copy& x = in[i % copies];
-    Kokkos::parallel_for("bench::sol_write_kv",
-                         Kokkos::RangePolicy<Exec, Light, Kokkos::IndexType<std::int64_t>>(
-                             exec, 0, static_cast<std::int64_t>(T) * Hk * 64),
-                         SolKv{x.k, x.v, x.slots, x.cache, Hk, block_size});
+    Kokkos::parallel_for("bench::sol_write_kv", Kokkos::RangePolicy<Exec, Light>(exec, 0, T * Hk * 64),
+                         SolKv{reinterpret_cast<const Chunk*>(x.k.data()), reinterpret_cast<const Chunk*>(x.v.data()),
+                               x.slots.data(), reinterpret_cast<Chunk*>(x.cache.data()), Hk == 4 ? 2 : 0});
   });
   rows.push_back(r);
 }
@@ -254,10 +251,8 @@ void bench_write_index_keys(int T) {
   if (!writer.status().ok()) std::fprintf(stderr, "%s: status %s\n", r.name.c_str(), writer.status().describe().c_str());
   r.sol = time_calls([&](int i) {
     const Copy& x = in[i % copies];
-    Kokkos::parallel_for("bench::sol_write_index_keys",
-                         Kokkos::RangePolicy<Exec, Light, Kokkos::IndexType<std::int64_t>>(
-                             exec, 0, static_cast<std::int64_t>(T) * 16),
-                         SolKeys{x.keys, x.slots, x.cache});
+    Kokkos::parallel_for("bench::sol_write_index_keys", Kokkos::RangePolicy<Exec, Light>(exec, 0, T * 16),
+                         SolKeys{reinterpret_cast<const Chunk*>(x.keys.data()), x.slots.data(), x.cache.data()});
   });
   rows.push_back(r);
 }

@@ -285,6 +285,29 @@ TEST(WriteKv, Int32SlotMappingAccepted) {
   EXPECT_EQ(to_host(a), to_host(b));
 }
 
+// A writer object skips its host checks only for the arguments it last checked: new
+// views are checked again (here a cache that is too narrow, and an aliasing one).
+TEST(WriteKv, ReusedWriterChecksNewArguments) {
+  WriterCase c = random_case(8, 1, 16, 272, 40);
+  std::vector<uq::bf16> kb(c.k.size()), vb(c.v.size());
+  for (std::size_t i = 0; i < kb.size(); ++i) kb[i].bits = c.k[i], vb[i].bits = c.v[i];
+  auto k = to_device(kb, "k", c.T, 1, 256);
+  auto v = to_device(vb, "v", c.T, 1, 256);
+  auto s = to_device(c.slots, "slots", c.T);
+  DeviceView<std::uint8_t****> cache("cache", c.num_blocks, 16, 1, 272), narrow("narrow", c.num_blocks, 16, 1, 268);
+  uq::WriteKvConfig cfg;
+  cfg.check = false;
+  const uq::KvWriter<Exec> writer(Exec(), cfg);
+  writer.run(k, v, s, cache);
+  writer.run(k, v, s, cache);  // same arguments: checks skipped
+  expect_error([&] { writer.run(k, v, s, narrow); }, {"uq::write_kv", "kv_cache", "slot_bytes", "268"});
+  Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> k_in_cache(
+      reinterpret_cast<uq::bf16*>(cache.data()), c.T, 1, 256);
+  expect_error([&] { writer.run(k_in_cache, v, s, cache); }, {"uq::write_kv", "kv_cache", "memory disjoint from 'k'"});
+  writer.run(k, v, s, cache);  // and the good ones again
+  EXPECT_TRUE(writer.status().ok());
+}
+
 // check = false: one kernel and no copy (so no host synchronisation) per call, at decode
 // sizes and beyond; check = true adds the counter reset and read-back.
 TEST(WriteKv, OneLaunchPerUncheckedCall) {

@@ -66,11 +66,48 @@ TEST(WriterCodes, Nvfp4SearchMatchesNearestEven) {
   };
   for (float t : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f}) around(t, kRadius, check);
   for (std::uint32_t u = 0; u <= kRadius; ++u) check(bits_float(u)), check(bits_float(u | 0x80000000u));
+  // The device's packing of 16 codes into two words (nv_code_words16_search), on
+  // groups of values around the thresholds.
+  {
+    std::vector<float> ys;
+    for (float t : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f}) around(t, 64, [&](float y) { ys.push_back(y); });
+    for (std::size_t g = 0; g + 16 <= ys.size(); g += 16) {
+      std::uint32_t words[2];
+      uq::impl::codes::nv_code_words16_search(&ys[g], words);
+      for (int j = 0; j < 16; ++j) {
+        const unsigned got = (words[j / 8] >> (4 * (j % 8))) & 15u, want = uq::nvfp4::e2m1_code_nearest_even(ys[g + j]);
+        if (got != want && ++wrong <= 10) ADD_FAILURE() << "packed y = " << ys[g + j] << ": " << got << ", spec " << want;
+      }
+    }
+  }
   std::mt19937 rng(2);
   std::uniform_real_distribution<float> uni(-8.0f, 8.0f);
   for (int i = 0; i < 1 << 20; ++i) check(uni(rng));
   const float inf = std::numeric_limits<float>::infinity();
   for (float y : {6.0f, 7.5f, 1e10f, 3.4e38f, inf, 1e-30f}) check(y), check(-y);
+  EXPECT_EQ(wrong, 0) << "of " << checked;
+}
+
+// uq_scale_byte (integer steps) against ultraquant::scale_byte_for_absmax (double
+// arithmetic): every float A of the binades where s = A * 0.156 crosses into the
+// normal range, the smallest and largest bf16-reachable ones and binade 2^0, plus
+// every float within 2^12 ulps of each A whose s sits on a half-octave boundary.
+TEST(WriterCodes, IntegerScaleByteMatchesTheSpec) {
+  long checked = 0, wrong = 0;
+  auto check = [&](float A) {
+    ++checked;
+    const unsigned want = uq::ultraquant::scale_byte_for_absmax(A), got = uq::impl::codes::uq_scale_byte(A);
+    if (got != want && ++wrong <= 10)
+      ADD_FAILURE() << "A = " << A << " (bits 0x" << std::hex << float_bits(A) << std::dec << "): got " << got
+                    << ", spec " << want;
+  };
+  for (std::uint32_t expfield : {0u, 1u, 2u, 3u, 4u, 127u, 250u, 253u})
+    for (std::uint32_t m = 0; m < (1u << 23); ++m) check(bits_float((expfield << 23) | m));
+  for (int e = -149; e < 128; ++e) {
+    const float boundary = static_cast<float>(std::ldexp(1.0, e) * std::sqrt(2.0) / 0.156);
+    if (std::isfinite(boundary) && boundary > 0.0f) around(boundary, 1u << 12, [&](float A) { if (A > 0) check(A); });
+  }
+  check(0.0f), check(-0.0f), check(std::numeric_limits<float>::denorm_min());
   EXPECT_EQ(wrong, 0) << "of " << checked;
 }
 

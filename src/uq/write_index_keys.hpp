@@ -4,6 +4,7 @@
 
 #include "uq/backend.hpp"
 #include "uq/error.hpp"
+#include "uq/impl/arg_key.hpp"
 #include "uq/impl/checks.hpp"
 #include "uq/impl/score_checks.hpp"
 #include "uq/impl/status_counters.hpp"
@@ -24,7 +25,9 @@ struct IndexWriterConfig {
   bool check = true;                // read the status counters back after the call, throw on bad data
 };
 
-// Holds the device status counters so repeated calls allocate nothing.
+// Holds the device status counters so repeated calls allocate nothing, and skips the
+// host checks when a call's views are the last checked call's (same pointers, extents,
+// strides). Not for concurrent use from several host threads.
 // keys: [num_tokens, 128] bf16 or float, any layout (contiguous 16-byte aligned rows
 // are read 16 bytes at a time, others element by element). slot_mapping: [num_tokens]
 // int64 or int32, block * 128 + pos, negative = skip. index_cache: uint8 [num_blocks, 9216].
@@ -54,15 +57,15 @@ class IndexKeyWriter {
     static_assert(impl::IndexViewContract<ExecSpace, Slots, 1, std::int64_t, std::int32_t>::ok, "");
     static_assert(impl::OutputViewContract<ExecSpace, Cache, std::uint8_t, 2>::ok, "");
     constexpr const char* fn = "uq::write_index_keys";
-
-    const std::int64_t num_blocks = impl::check_index_cache(fn, index_cache);
+    impl::ArgKey key;
+    key.add(keys).add(slot_mapping).add(index_cache);
+    if (!(checked_ && key == checked_key_)) {
+      check(keys, slot_mapping, index_cache);
+      checked_key_ = key;
+      checked_ = true;
+    }
+    const std::int64_t num_blocks = static_cast<std::int64_t>(index_cache.extent(0));
     const std::int64_t T = static_cast<std::int64_t>(keys.extent(0));
-    impl::require_extent(fn, "keys", keys, 1, nvfp4::kHeadDim, "index head dim");
-    impl::require_extent(fn, "slot_mapping", slot_mapping, 0, T, "num_tokens = keys.extent(0)");
-    impl::require(T <= std::numeric_limits<int>::max(), fn, "keys", "extent(0) (num_tokens) <= 2^31 - 1",
-                  impl::str(T));
-    impl::require_no_alias(fn, "index_cache", index_cache, "keys", keys);
-    impl::require_no_alias(fn, "index_cache", index_cache, "slot_mapping", slot_mapping);
 
     if (cfg_.check) counters_.reset(exec_);
     using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
@@ -83,9 +86,26 @@ class IndexKeyWriter {
   void reset_status() const { counters_.reset(exec_); }
 
  private:
+  template <class Keys, class Slots, class Cache>
+  static void check(const Keys& keys, const Slots& slot_mapping, const Cache& index_cache) {
+    constexpr const char* fn = "uq::write_index_keys";
+    impl::check_index_cache(fn, index_cache);
+    const std::int64_t T = static_cast<std::int64_t>(keys.extent(0));
+    impl::require_extent(fn, "keys", keys, 1, nvfp4::kHeadDim, "index head dim");
+    impl::require_extent(fn, "slot_mapping", slot_mapping, 0, T, "num_tokens = keys.extent(0)");
+    impl::require(T <= std::numeric_limits<int>::max(), fn, "keys", "extent(0) (num_tokens) <= 2^31 - 1",
+                  impl::str(T));
+    impl::require_no_alias(fn, "index_cache", index_cache, "keys", keys);
+    impl::require_no_alias(fn, "index_cache", index_cache, "slot_mapping", slot_mapping);
+  }
+
   ExecSpace exec_;
   IndexWriterConfig cfg_;
   impl::StatusCounters<ExecSpace> counters_;
+  // The arguments of the last call whose host checks passed (impl/arg_key.hpp): a
+  // writer object is for one host thread at a time.
+  mutable impl::ArgKey checked_key_;
+  mutable bool checked_ = false;
 };
 
 template <class ExecSpace, class Keys, class Slots, class Cache,

@@ -4,6 +4,7 @@
 
 #include "uq/backend.hpp"
 #include "uq/error.hpp"
+#include "uq/impl/arg_key.hpp"
 #include "uq/impl/checks.hpp"
 #include "uq/impl/device_info.hpp"
 #include "uq/impl/kv_cache_checks.hpp"
@@ -24,7 +25,9 @@ struct WriteKvConfig {
   bool check = true;                // read the status counters back after the call, throw on bad data
 };
 
-// Holds the device status counters so repeated calls allocate nothing.
+// Holds the device status counters so repeated calls allocate nothing, and skips the
+// host checks when a call's views are the last checked call's (same pointers, extents,
+// strides). Not for concurrent use from several host threads.
 // k, v: [num_tokens, num_kv_heads, 256] bf16, any layout (rows that are contiguous and
 // 16-byte aligned are read 16 bytes at a time, others element by element). slot_mapping:
 // [num_tokens] int64 or int32, block * block_size + pos, negative = skip. kv_cache: uint8
@@ -51,20 +54,14 @@ class KvWriter {
     static_assert(impl::ViewContract<ExecSpace, V, bf16, 3>::ok, "");
     static_assert(impl::IndexViewContract<ExecSpace, Slots, 1, std::int64_t, std::int32_t>::ok, "");
     static_assert(impl::OutputViewContract<ExecSpace, Cache, std::uint8_t, 4>::ok, "");
+    impl::ArgKey key;
+    key.add(k).add(v).add(slot_mapping).add(kv_cache);
+    if (!(checked_ && key == checked_key_)) {
+      check(k, v, slot_mapping, kv_cache);
+      checked_key_ = key;
+      checked_ = true;
+    }
     constexpr const char* fn = "uq::write_kv";
-
-    const impl::KvCacheGeometry geo = impl::check_kv_cache(fn, kv_cache);
-    const std::int64_t T = static_cast<std::int64_t>(k.extent(0));
-    impl::require_extent(fn, "k", k, 2, ultraquant::kHeadDim, "head dim");
-    impl::require_extent(fn, "k", k, 1, geo.num_kv_heads, "num_kv_heads = kv_cache.extent(2)");
-    for (int d = 0; d < 3; ++d)
-      impl::require_extent(fn, "v", v, d, static_cast<std::int64_t>(k.extent(d)), "same shape as k");
-    impl::require_extent(fn, "slot_mapping", slot_mapping, 0, T, "num_tokens = k.extent(0)");
-    impl::require(T * geo.num_kv_heads * 2 <= std::numeric_limits<int>::max(), fn, "k",
-                  "num_tokens * num_kv_heads * 2 <= 2^31 - 1", impl::str(T * geo.num_kv_heads * 2));
-    impl::require_no_alias(fn, "kv_cache", kv_cache, "k", k);
-    impl::require_no_alias(fn, "kv_cache", kv_cache, "v", v);
-    impl::require_no_alias(fn, "kv_cache", kv_cache, "slot_mapping", slot_mapping);
 
     if (cfg_.check) counters_.reset(exec_);
     using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
@@ -78,9 +75,30 @@ class KvWriter {
   void reset_status() const { counters_.reset(exec_); }
 
  private:
+  template <class K, class V, class Slots, class Cache>
+  static void check(const K& k, const V& v, const Slots& slot_mapping, const Cache& kv_cache) {
+    constexpr const char* fn = "uq::write_kv";
+    const impl::KvCacheGeometry geo = impl::check_kv_cache(fn, kv_cache);
+    const std::int64_t T = static_cast<std::int64_t>(k.extent(0));
+    impl::require_extent(fn, "k", k, 2, ultraquant::kHeadDim, "head dim");
+    impl::require_extent(fn, "k", k, 1, geo.num_kv_heads, "num_kv_heads = kv_cache.extent(2)");
+    for (int d = 0; d < 3; ++d)
+      impl::require_extent(fn, "v", v, d, static_cast<std::int64_t>(k.extent(d)), "same shape as k");
+    impl::require_extent(fn, "slot_mapping", slot_mapping, 0, T, "num_tokens = k.extent(0)");
+    impl::require(T * geo.num_kv_heads * 2 <= std::numeric_limits<int>::max(), fn, "k",
+                  "num_tokens * num_kv_heads * 2 <= 2^31 - 1", impl::str(T * geo.num_kv_heads * 2));
+    impl::require_no_alias(fn, "kv_cache", kv_cache, "k", k);
+    impl::require_no_alias(fn, "kv_cache", kv_cache, "v", v);
+    impl::require_no_alias(fn, "kv_cache", kv_cache, "slot_mapping", slot_mapping);
+  }
+
   ExecSpace exec_;
   WriteKvConfig cfg_;
   impl::StatusCounters<ExecSpace> counters_;
+  // The arguments of the last call whose host checks passed (impl/arg_key.hpp): a
+  // writer object is for one host thread at a time.
+  mutable impl::ArgKey checked_key_;
+  mutable bool checked_ = false;
 };
 
 template <class ExecSpace, class K, class V, class Slots, class Cache,

@@ -75,21 +75,21 @@ struct WriteIndexKeysGeneric {
   KOKKOS_INLINE_FUNCTION bool write_group(std::int64_t token, int g, std::uint8_t* page, int pos) const {
     float x[nvfp4::kGroup];
     load_group(token, g, x);
-    std::uint32_t amax = 0;  // max |x| on the bits (see uq_group in write_kv_generic.hpp)
-    for (int j = 0; j < nvfp4::kGroup; ++j) {
-      const std::uint32_t a = codec::float_bits(x[j]) & 0x7fffffffu;
-      amax = a > amax ? a : amax;
-    }
+    // max |x| on the bits, as a tree (see max_abs_bits in write_kv_generic.hpp)
+    std::int32_t m[nvfp4::kGroup];
+    for (int j = 0; j < nvfp4::kGroup; ++j) m[j] = static_cast<std::int32_t>(codec::float_bits(x[j]) & 0x7fffffffu);
+    for (int w = nvfp4::kGroup / 2; w >= 1; w /= 2)
+      for (int j = 0; j < w; ++j) m[j] = m[j + w] > m[j] ? m[j + w] : m[j];
+    const std::uint32_t amax = static_cast<std::uint32_t>(m[0]);
     const bool finite = amax < 0x7f800000u;  // else written as a zero group
     const std::uint8_t scale_byte = finite ? nvfp4::scale_byte_for_absmax(codec::bits_float(amax)) : std::uint8_t{0};
     const float s = codec::e4m3_to_float(scale_byte);
     std::uint32_t words[2] = {0, 0};
     if (s != 0.0f) {
       const float r = 1.0f / s;
-      unsigned c[nvfp4::kGroup];
-      for (int j = 0; j < nvfp4::kGroup; ++j) c[j] = codes::nv_code(codes::quotient(x[j], s, r));
-      for (int w = 0; w < 2; ++w)
-        for (int j = 0; j < 8; ++j) words[w] |= c[8 * w + j] << (4 * j);
+      float y[nvfp4::kGroup];
+      for (int j = 0; j < nvfp4::kGroup; ++j) y[j] = codes::quotient(x[j], s, r);
+      codes::nv_code_words16(y, words);
     }
     std::uint8_t* dst = page + nvfp4::code_offset(pos, nvfp4::kGroup * g);
     for (int w = 0; w < 2; ++w) {

@@ -74,48 +74,68 @@ KOKKOS_INLINE_FUNCTION void wht_local(float* x) {
   }
 }
 
-// A group of 32's quantisation parameters (spec §4 steps 2-7): its scale byte, 2^(1-e)
-// (0 for a zero group, whose codes are all 0), and whether it was finite.
+// max |x| of n values on the bits, as a tree (short dependency chains): for
+// non-negative floats integer order is float order, and infinities and NaNs lie above
+// every finite value. (Signed: the bits are below 2^31, and SSE2 has a signed compare,
+// no unsigned one.)
+template <int n>
+KOKKOS_INLINE_FUNCTION std::int32_t max_abs_bits(const float* x) {
+  std::int32_t m[n];
+  for (int i = 0; i < n; ++i) m[i] = static_cast<std::int32_t>(codec::float_bits(x[i]) & 0x7fffffffu);
+  for (int w = n / 2; w >= 1; w /= 2)
+    for (int i = 0; i < w; ++i) m[i] = m[i + w] > m[i] ? m[i + w] : m[i];
+  return m[0];
+}
+
+// A group of 32's quantisation parameters (spec §4 steps 2-7) from the bits of its
+// absmax times `pre` (1, or 1/16 for unscaled WHT outputs: max(fl(|x| / 16)) is
+// fl(max |x| / 16)): the scale byte, 2^(1-e) (0 for a zero group, whose codes are all
+// 0), and whether the group was finite.
 struct UqGroup {
   std::uint8_t byte;
   float twice_inv_scale;
   bool finite;
 };
 
-// The group is given as two halves of 16 (a lane's own and its partner's on a GPU), so
-// that no array is indexed by a lane-dependent offset (which would put it in memory).
-KOKKOS_INLINE_FUNCTION UqGroup uq_group(const float* half0, const float* half1) {
-  // max |r| on the bits: for non-negative floats integer order is float order, and
-  // infinities and NaNs lie above every finite value.
-  // (Signed: the bits are below 2^31, and SSE2 has a signed compare, no unsigned one.)
-  std::int32_t amax = 0;
-  for (int i = 0; i < ultraquant::kGroup / 2; ++i) {
-    const std::int32_t a = static_cast<std::int32_t>(codec::float_bits(half0[i]) & 0x7fffffffu);
-    const std::int32_t b = static_cast<std::int32_t>(codec::float_bits(half1[i]) & 0x7fffffffu);
-    amax = a > amax ? a : amax;
-    amax = b > amax ? b : amax;
-  }
+KOKKOS_INLINE_FUNCTION UqGroup uq_group_of_max(std::int32_t amax, float pre = 1.0f) {
   UqGroup q;
   q.finite = amax < 0x7f800000;
-  q.byte = q.finite ? ultraquant::scale_byte_for_absmax(codec::bits_float(static_cast<std::uint32_t>(amax)))
-                    : std::uint8_t{0};
+  q.byte = q.finite ? codes::uq_scale_byte(codec::bits_float(static_cast<std::uint32_t>(amax)) * pre) : std::uint8_t{0};
   // 2^(1-e) = 2^(128-b), b in 1..254: a normal float.
   q.twice_inv_scale = q.byte ? codec::pow2(128 - static_cast<int>(q.byte)) : 0.0f;
   return q;
 }
 
-// Codes of 16 values as two words, element 2j in bits 3..0 of byte j (the GPU lanes'
-// form: the multiply-add search of writer_codes.hpp accumulated into half-words). A zero
-// group (scale byte 0) has all codes 0.
-KOKKOS_INLINE_FUNCTION void uq_code_words16(const float* x, const UqGroup& q, std::uint32_t* words) {
+// The group is given as two halves of 16 (a lane's own and its partner's on a GPU), so
+// that no array is indexed by a lane-dependent offset (which would put it in memory).
+KOKKOS_INLINE_FUNCTION UqGroup uq_group(const float* half0, const float* half1, float pre = 1.0f) {
+  const std::int32_t a = max_abs_bits<ultraquant::kGroup / 2>(half0), b = max_abs_bits<ultraquant::kGroup / 2>(half1);
+  return uq_group_of_max(a > b ? a : b, pre);
+}
+
+// Codes of 16 values x * pre as two words, element 2j in bits 3..0 of byte j (the GPU
+// lanes' form: the multiply-add search of writer_codes.hpp, the group's scaling folded
+// into it where the scale allows, accumulated into half-words). A zero group (scale
+// byte 0) has all codes 0.
+KOKKOS_INLINE_FUNCTION void uq_code_words16(const float* x, const UqGroup& q, float pre, std::uint32_t* words) {
   words[0] = words[1] = 0;
   if (q.byte == 0) return;
   std::uint32_t half[4];
-  for (int h = 0; h < 4; ++h) {
-    float acc = codes::kMagic;
-    for (int j = 0; j < 4; ++j)
-      acc = codes::uq_code_accumulate(x[4 * h + j] * q.twice_inv_scale, static_cast<float>(1 << (4 * j)), acc);
-    half[h] = codec::float_bits(acc) & 0xffffu;
+  if (codes::uq_fold_ok(q.byte)) {
+    const float S = codes::kB * q.twice_inv_scale * pre;  // exact: powers of two, <= 2^127
+    for (int h = 0; h < 4; ++h) {
+      float acc = codes::kMagic;
+      for (int j = 0; j < 4; ++j) acc = codes::uq_code_accumulate(x[4 * h + j], S, float(1 << (4 * j)), acc);
+      half[h] = codec::float_bits(acc) & 0xffffu;
+    }
+  } else {  // e < -100: y2 = fl(x * pre) * 2^(1-e) first, as the spec writes it
+    for (int h = 0; h < 4; ++h) {
+      float acc = codes::kMagic;
+      for (int j = 0; j < 4; ++j)
+        acc = codes::uq_code_accumulate((x[4 * h + j] * pre) * q.twice_inv_scale, codes::kB, float(1 << (4 * j)),
+                                        acc);
+      half[h] = codec::float_bits(acc) & 0xffffu;
+    }
   }
   words[0] = half[0] | (half[1] << 16);
   words[1] = half[2] | (half[3] << 16);
@@ -203,6 +223,8 @@ struct WriteKvGeneric {
 
   // One thread's share: which item and lane, and where the item's slot is (null when the
   // slot is negative, skipped, or out of range, counted here once per token).
+  // (The token is clamped into range for the last team's spare items: the 16-lane
+  // phases compute on it and store nothing, so that no branch waits on the slot.)
   struct Item {
     std::int64_t token;
     int head, lane, local_item;
@@ -214,8 +236,9 @@ struct WriteKvGeneric {
     it.lane = team_rank % kLanes;
     it.local_item = team_rank / kLanes;
     const int item = league_rank * kItems + it.local_item;  // 32-bit: a 64-bit division is a long subroutine
-    it.token = item / num_heads;
-    it.head = item - static_cast<int>(it.token) * num_heads;
+    const int clamped = item < num_items ? item : num_items - 1;
+    it.token = clamped / num_heads;
+    it.head = clamped - static_cast<int>(it.token) * num_heads;
     const std::int64_t slot = item < num_items ? static_cast<std::int64_t>(slots(it.token)) : -1;
     if (slot >= num_slots && it.head == 0 && it.lane == 0) count(counts, Counter::bad_slots);
     it.dst = slot >= 0 && slot < num_slots
@@ -230,9 +253,10 @@ struct WriteKvGeneric {
       if (it.dst) write_item(it.token, it.head, it.dst);
     } else {
       float* scratch = static_cast<float*>(team.team_shmem().get_shmem(int{kScratchBytes}));
-      const bool v_bad = phase1(it, scratch);
+      float vmine[kSpan];  // the lane's V values, kept from phase 1 to phase 2
+      phase1(it, scratch, vmine);
       team.team_barrier();
-      phase2(it, v_bad, scratch);
+      phase2(it, scratch, vmine);
       team.team_barrier();
       phase3(it, scratch);
     }
@@ -242,10 +266,10 @@ struct WriteKvGeneric {
   // phase (what the barriers guarantee), for the tests.
   void run_team_in_order(int league_rank, float* scratch) const {
     Item it[kTeam];
-    bool v_bad[kTeam];
+    float vmine[kTeam][kSpan];
     for (int r = 0; r < kTeam; ++r) it[r] = item_of(league_rank, r);
-    for (int r = 0; r < kTeam; ++r) v_bad[r] = phase1(it[r], scratch);
-    for (int r = 0; r < kTeam; ++r) phase2(it[r], v_bad[r], scratch);
+    for (int r = 0; r < kTeam; ++r) phase1(it[r], scratch, vmine[r]);
+    for (int r = 0; r < kTeam; ++r) phase2(it[r], scratch, vmine[r]);
     for (int r = 0; r < kTeam; ++r) phase3(it[r], scratch);
   }
 
@@ -301,10 +325,10 @@ struct WriteKvGeneric {
   }
 
   // This lane's 16 codes (bytes 8 lane..) and, from the even lane, the group's scale byte.
-  KOKKOS_INLINE_FUNCTION void store_half_group(const float* mine, const UqGroup& q, int lane, std::uint8_t* codes,
-                                               std::uint8_t* scales) const {
+  KOKKOS_INLINE_FUNCTION void store_half_group(const float* mine, const UqGroup& q, float pre, int lane,
+                                               std::uint8_t* codes, std::uint8_t* scales) const {
     std::uint32_t words[2];
-    uq_code_words16(mine, q, words);
+    uq_code_words16(mine, q, pre, words);
     store_words<2>(codes + 8 * lane, words, aligned_words);
     if ((lane & 1) == 0) scales[lane / 2] = q.byte;
   }
@@ -331,58 +355,53 @@ struct WriteKvGeneric {
   KOKKOS_INLINE_FUNCTION float* flags_of(const Item& it, float* scratch) const {  // [V, K], 0 or 1
     return scratch + kItems * kItemFloats + 2 * it.local_item;
   }
+  // The padding float after a row carries the lane's V partial maximum (as bits).
+  static constexpr int kPartial = kSpan;
 
-  // Returns whether the lane's V group was not finite (flagged in phase 2, after the
-  // barrier that orders the flag's zeroing before it).
-  KOKKOS_INLINE_FUNCTION bool phase1(const Item& it, float* scratch) const {
+  // The phases compute for every item (stores and flags only where the slot is
+  // valid): the loads do not wait for the slot, and no lane diverges on it.
+  KOKKOS_INLINE_FUNCTION void phase1(const Item& it, float* scratch, float* vmine) const {
     const int lane = it.lane;
-    float* flags = flags_of(it, scratch);
-    if (lane == 0) flags[0] = flags[1] = 0.0f;
-    if (!it.dst) return false;
     float* rows = rows_of(it, scratch);
-    std::uint8_t* dst = it.dst;
+    if (lane == 0) flags_of(it, scratch)[0] = flags_of(it, scratch)[1] = 0.0f;
     float x[kSpan];
     load_row<kSpan>(k, chunked, it.token, it.head, kSpan * lane, x);
+    load_row<kSpan>(v, chunked, it.token, it.head, kSpan * lane, vmine);
     wht_local<kSpan>(x);  // stages 0..3
     scratch_store16(rows + kRowPitch * lane, x);
-
-    // V: the lane's 16 values and its partner's (the other half of the group, read by
-    // both lanes of the pair: the same bytes, so no extra memory traffic).
-    float mine[kSpan], other[kSpan];
-    load_row<kSpan>(v, chunked, it.token, it.head, kSpan * lane, mine);
-    load_row<kSpan>(v, chunked, it.token, it.head, kSpan * (lane ^ 1), other);
-    const UqGroup q = uq_group(mine, other);
-    store_half_group(mine, q, lane, dst + ultraquant::kVCodes, dst + ultraquant::kVScales);
-    return !q.finite;
+    rows[kRowPitch * lane + kPartial] = codec::bits_float(static_cast<std::uint32_t>(max_abs_bits<kSpan>(vmine)));
   }
 
-  KOKKOS_INLINE_FUNCTION void phase2(const Item& it, bool v_bad, float* scratch) const {
-    if (!it.dst) return;
+  KOKKOS_INLINE_FUNCTION void phase2(const Item& it, float* scratch, const float* vmine) const {
     const int lane = it.lane;
     float* rows = rows_of(it, scratch);
     float* flags = flags_of(it, scratch);
-    if (v_bad) flag_nonfinite(&flags[0]);
+    // K: column c (elements c + 16 i), stages 4..7 (elements 16, 32, 64, 128 apart),
+    // written back unscaled (the 1/16 is folded into the quantisation).
     float y[16];
     for (int i = 0; i < 16; ++i) y[i] = rows[kRowPitch * i + lane];
-    wht_local<16>(y);  // stages 4..7: elements 16, 32, 64, 128 apart
-    bool finite = true;
-    for (int i = 0; i < 16; ++i) {
-      y[i] *= 0.0625f;
-      finite = finite && codec::is_finite(y[i]);
-      rows[kRowPitch * i + lane] = y[i];
-    }
-    if (!finite) flag_nonfinite(&flags[1]);
+    wht_local<16>(y);
+    const std::int32_t col_max = max_abs_bits<16>(y);
+    for (int i = 0; i < 16; ++i) rows[kRowPitch * i + lane] = y[i];
+    // V: the group's maximum from the partner's partial, then this lane's codes.
+    const std::int32_t mine = static_cast<std::int32_t>(codec::float_bits(rows[kRowPitch * lane + kPartial]));
+    const std::int32_t other = static_cast<std::int32_t>(codec::float_bits(rows[kRowPitch * (lane ^ 1) + kPartial]));
+    const UqGroup q = uq_group_of_max(mine > other ? mine : other);
+    if (!it.dst) return;
+    store_half_group(vmine, q, 1.0f, lane, it.dst + ultraquant::kVCodes, it.dst + ultraquant::kVScales);
+    if (!q.finite && (lane & 1) == 0) flag_nonfinite(&flags[0]);
+    if (col_max >= 0x7f800000) flag_nonfinite(&flags[1]);
   }
 
   KOKKOS_INLINE_FUNCTION void phase3(const Item& it, float* scratch) const {
-    if (!it.dst) return;
     const int lane = it.lane;
     const float* rows = rows_of(it, scratch);
-    float mine[kSpan], other[kSpan];  // rows lane and lane ^ 1: the group of 32
+    float mine[kSpan], other[kSpan];  // rows lane and lane ^ 1: the group of 32, unscaled
     scratch_load16(rows + kRowPitch * lane, mine);
     scratch_load16(rows + kRowPitch * (lane ^ 1), other);
-    const UqGroup q = uq_group(mine, other);
-    store_half_group(mine, q, lane, it.dst + ultraquant::kKCodes, it.dst + ultraquant::kKScales);
+    const UqGroup q = uq_group(mine, other, 0.0625f);
+    if (!it.dst) return;
+    store_half_group(mine, q, 0.0625f, lane, it.dst + ultraquant::kKCodes, it.dst + ultraquant::kKScales);
   }
 
   void launch(const ExecSpace& exec) const {

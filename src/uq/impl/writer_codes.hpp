@@ -74,33 +74,62 @@ struct CodeTerms {
   float t1, t2, t3, neg;
 };
 
-KOKKOS_INLINE_FUNCTION CodeTerms uq_code_terms(float y2) {
-  const std::uint32_t bits = codec::float_bits(y2);
-  const float a = codec::bits_float((bits & 0x7fffffffu) + (bits >> 31));
+// The terms for y2 = x * S / B: S = B (x is y2 itself) or S = B * 2^(1-e) * p (x the
+// unscaled value, p = 1/16 for the unscaled WHT outputs, 1 for V), which folds the
+// group's scaling into the comparisons' multiply-adds. x * S is exact in both (a power
+// of two times x, no overflow: |y2| < 19), so each comparison is the same exact
+// decision; next(|x|) is one step of x's own grid, which maps onto y2's grid exactly
+// whenever a comparison can be true (|y2| >= 0.5 needs a normal x for every S allowed:
+// see uq_fold_ok). Every constant is a small multiple of 2^25 (exact).
+KOKKOS_INLINE_FUNCTION CodeTerms uq_code_terms(float x, float S) {
+  const std::uint32_t bits = codec::float_bits(x);
+  const float a = codec::bits_float((bits & 0x7fffffffu) + (bits >> 31));  // next(|x|) for x < 0
   CodeTerms c;
-  c.t1 = above(a, -3.5f * kB);                                   // a > 3.5
-  c.t2 = above(a, c.t1 * (-5.5f * kB) + (-1.5f * kB));           // a > 7 : a > 1.5
-  const float lo = c.t2 * (-2.0f * kB) + (-0.5f * kB);           // T = 2.5 : 0.5
-  const float hi = c.t2 * (-3.0f * kB) + (-4.5f * kB);           // (10 : 5) - (2.5 : 0.5)
-  c.t3 = above(a, c.t1 * hi + lo);                               // a > 10 : 5 : 2.5 : 0.5
-  c.neg = step01(y2 * -kB + -33554430.0f);                       // -y2 > pred(0.5) = 0.5 - 2^-25
+  c.t1 = step01(a * S + (-3.5f * kB));                            // a > 3.5
+  c.t2 = step01(a * S + (c.t1 * (-5.5f * kB) + (-1.5f * kB)));    // a > 7 : a > 1.5
+  const float lo = c.t2 * (-2.0f * kB) + (-0.5f * kB);            // T = 2.5 : 0.5
+  const float hi = c.t2 * (-3.0f * kB) + (-4.5f * kB);            // (10 : 5) - (2.5 : 0.5)
+  c.t3 = step01(a * S + (c.t1 * hi + lo));                        // a > 10 : 5 : 2.5 : 0.5
+  c.neg = step01(x * -S + -33554430.0f);                          // -y2 > pred(0.5) = 0.5 - 2^-25
   return c;
 }
 
 KOKKOS_INLINE_FUNCTION unsigned uq_code_search(float y2) {
-  const CodeTerms c = uq_code_terms(y2);
+  const CodeTerms c = uq_code_terms(y2, kB);
   return nibble(c.t1, c.t2, c.t3, c.neg);
 }
 
-// acc + w * code(y2) with four multiply-adds: w = 16^j puts the code in nibble j, and a
+// Whether scale byte b allows the folded S = B * 2^(128-b) * p (p <= 1): S <= 2^127
+// needs b >= 27, i.e. e >= -100 (then |y2| >= 0.5 needs |x| >= 2^(b-129) / p, a normal
+// float). Groups with smaller e (values below ~1e-30) take the unfolded form.
+KOKKOS_INLINE_FUNCTION bool uq_fold_ok(std::uint8_t b) { return b >= 27; }
+
+// acc + w * code with four multiply-adds: w = 16^j puts the code in nibble j, and a
 // float that starts at 2^23 holds four nibbles (a 16-bit half-word, < 2^24 in all)
 // exactly in its low mantissa bits. This packs the codes without integer shifts.
-KOKKOS_INLINE_FUNCTION float uq_code_accumulate(float y2, float w, float acc) {
-  const CodeTerms c = uq_code_terms(y2);
+KOKKOS_INLINE_FUNCTION float uq_code_accumulate(float x, float S, float w, float acc) {
+  const CodeTerms c = uq_code_terms(x, S);
   acc = c.t3 * w + acc;
   acc = c.t2 * (2.0f * w) + acc;
   acc = c.t1 * (4.0f * w) + acc;
   return c.neg * (8.0f * w) + acc;
+}
+
+// ultraquant::scale_byte_for_absmax in integer steps (no double arithmetic: on a GPU
+// the conversions to and from double are slow). s = fl32(A * 0.156f) = M * 2^E; for a
+// normal s, e = E + (M >= sqrt 2), and M = 1 + m / 2^23 >= sqrt 2 exactly when
+// m >= 0x3504F4 = ceil((sqrt 2 - 1) * 2^23) (sqrt 2 is irrational: no tie). A subnormal
+// s = m * 2^-149 has e = -126 when s >= 2^-126.5, i.e. m >= 5931642 = ceil(2^22.5),
+// else it is flushed. tests/test_writer_codes.cpp compares the two on every mantissa of
+// several binades and around every boundary.
+KOKKOS_INLINE_FUNCTION std::uint8_t uq_scale_byte(float A) {
+  const float s = A * 0.156f;
+  const std::uint32_t bits = codec::float_bits(s);
+  if (!(A > 0.0f) || bits == 0) return 0;  // zero group, or s underflows to 0
+  const std::uint32_t expfield = bits >> 23, m = bits & 0x7fffffu;
+  if (expfield == 0) return m >= 5931642u ? 1 : 0;
+  const int e = static_cast<int>(expfield) - 127 + (m >= 0x3504F4u ? 1 : 0);
+  return static_cast<std::uint8_t>(e + 127);  // e >= -126; e <= 127 for bf16-derived A
 }
 
 // The same code as a count, for hosts: for floats >= 0, a > T is an integer compare of
@@ -136,18 +165,24 @@ inline constexpr float kPred075 = 0.75f - 0x1p-24f;
 inline constexpr float kPred175 = 1.75f - 0x1p-23f;
 inline constexpr float kPred350 = 3.5f - 0x1p-22f;
 
-KOKKOS_INLINE_FUNCTION unsigned nv_code_search(float y) {
+KOKKOS_INLINE_FUNCTION CodeTerms nv_code_terms(float y) {
   const float a = codec::bits_float(codec::float_bits(y) & 0x7fffffffu);  // |y|
-  const float t1 = above(a, -kPred175 * kB);  // a >= 1.75
+  CodeTerms c;
+  c.t1 = above(a, -kPred175 * kB);  // a >= 1.75
   // a >= 3.5 : a >= 0.75. The two thresholds differ in 26 bits, so the select is two
   // exact steps (c1 - t1 c1 is c1 or 0) rather than one.
   const float c1 = -kPred075 * kB, c5 = -kPred350 * kB;
-  const float t2 = above(a, t1 * c5 + ((-t1) * c1 + c1));
-  const float lo = t2 * (-1.0f * kB) + (-0.25f * kB);   // T = 1.25 : 0.25
-  const float hi = t2 * (-1.5f * kB) + (-2.25f * kB);   // (5 : 2.5) - 0.25
-  const float t3 = above(a, t1 * hi + lo);
-  const float neg = step01(y * -kB + (-0.25f * kB));     // -y > 0.25
-  return nibble(t1, t2, t3, neg);
+  c.t2 = above(a, c.t1 * c5 + ((-c.t1) * c1 + c1));
+  const float lo = c.t2 * (-1.0f * kB) + (-0.25f * kB);   // T = 1.25 : 0.25
+  const float hi = c.t2 * (-1.5f * kB) + (-2.25f * kB);   // (5 : 2.5) - (1.25 : 0.25)
+  c.t3 = above(a, c.t1 * hi + lo);
+  c.neg = step01(y * -kB + (-0.25f * kB));                // -y > 0.25
+  return c;
+}
+
+KOKKOS_INLINE_FUNCTION unsigned nv_code_search(float y) {
+  const CodeTerms c = nv_code_terms(y);
+  return nibble(c.t1, c.t2, c.t3, c.neg);
 }
 
 // Host form, as uq_code_count: thresholds 0.25, pred(0.75), 1.25, pred(1.75), 2.5,
@@ -168,6 +203,41 @@ KOKKOS_INLINE_FUNCTION unsigned nv_code(float y) {
   return nv_code_search(y);
 #else
   return nv_code_count(y);
+#endif
+}
+
+// The codes of 16 quotients y as two words, element 2j in bits 3..0 of byte j: on a
+// device the search's terms accumulated into half-words (as uq_code_accumulate), on a
+// host the counts shifted into place (which vectorise).
+KOKKOS_INLINE_FUNCTION void nv_code_words16_search(const float* y, std::uint32_t* words) {
+  std::uint32_t half[4];
+  for (int h = 0; h < 4; ++h) {
+    float acc = kMagic;
+    for (int j = 0; j < 4; ++j) {
+      const CodeTerms c = nv_code_terms(y[4 * h + j]);
+      const float w = static_cast<float>(1 << (4 * j));
+      acc = c.t3 * w + acc;
+      acc = c.t2 * (2.0f * w) + acc;
+      acc = c.t1 * (4.0f * w) + acc;
+      acc = c.neg * (8.0f * w) + acc;
+    }
+    half[h] = codec::float_bits(acc) & 0xffffu;
+  }
+  words[0] = half[0] | (half[1] << 16);
+  words[1] = half[2] | (half[3] << 16);
+}
+
+KOKKOS_INLINE_FUNCTION void nv_code_words16(const float* y, std::uint32_t* words) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  nv_code_words16_search(y, words);
+#else
+  unsigned c[16];
+  for (int j = 0; j < 16; ++j) c[j] = nv_code_count(y[j]);
+  for (int w = 0; w < 2; ++w) {
+    std::uint32_t word = 0;
+    for (int j = 0; j < 8; ++j) word |= c[8 * w + j] << (4 * j);
+    words[w] = word;
+  }
 #endif
 }
 
