@@ -35,7 +35,8 @@ struct IndexWriterConfig {
 // Launches: with check = false a call is exactly one kernel (any num_tokens; none when
 // num_tokens = 0) and no host synchronisation. check = true adds a reset of the status
 // counters before it (one fill), a copy of the counters to the host after it and a
-// wait for that copy, then throws on bad data.
+// wait for that copy, then throws on bad data. The free functions below build a writer
+// per call (counters allocated and reset): loops keep one.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
 class IndexKeyWriter {
  public:

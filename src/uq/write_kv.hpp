@@ -34,10 +34,11 @@ struct WriteKvConfig {
 // [num_blocks, block_size, num_kv_heads, slot_bytes], dense in the last three dims.
 //
 // Launches: with check = false a call is exactly one kernel (any num_tokens; none when
-// num_tokens = 0) and no host synchronisation, so it can be captured in a graph and
-// costs what a launch costs at decode sizes. check = true adds a reset of the status
-// counters before it (one fill), a copy of the counters to the host after it and a
-// wait for that copy (the host synchronises), then throws on bad data.
+// num_tokens = 0) and no host synchronisation, so it can be captured in a graph
+// (times against an empty launch: docs/PERF.md §7). check = true adds a reset of the
+// status counters before it (one fill), a copy of the counters to the host after it and
+// a wait for that copy (the host synchronises), then throws on bad data. The free
+// functions below build a writer per call (counters allocated and reset): loops keep one.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
 class KvWriter {
  public:

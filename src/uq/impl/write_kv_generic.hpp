@@ -7,22 +7,27 @@
 //
 // GPU (kLanes = 16, kSpan = 16; 8 items, 128 threads a team), three phases separated by
 // the team's two barriers, every thread busy in each:
-//   1. K: two 16-byte loads per lane, WHT stages 0-3 in registers (they pair elements
-//      1, 2, 4, 8 apart, all inside the lane's 16), the 16 values to team scratch.
-//      V (no rotation, so no exchange): the lane loads its 16 values and its partner's
-//      (lane ^ 1: the other half of their group of 32; the pair reads the same bytes),
-//      takes the group's maximum and scale byte and stores its 16 codes as two 4-byte
-//      words, the even lane also the scale byte.
-//   2. K: lane c reads column c (elements c + 16 i) from scratch, WHT stages 4-7 in
-//      registers (they pair i's 1, 2, 4, 8 apart), times 1/16, writes it back.
+//   1. Two 16-byte loads of K and two of V per lane (issued before anything waits on the
+//      slot). K: WHT stages 0-3 in registers (they pair elements 1, 2, 4, 8 apart, all
+//      inside the lane's 16), the 16 values to team scratch. V: the lane's partial
+//      maximum to scratch.
+//   2. K: lane c reads column c (elements c + 16 i), WHT stages 4-7 in registers (they
+//      pair i's 1, 2, 4, 8 apart), writes it back (the 1/16 is folded into the
+//      quantisation). V: the group's maximum from the partner lane's partial (lane ^ 1
+//      holds the other half of the group of 32), its scale byte, the lane's 16 codes
+//      stored as two 4-byte words, the even lane also the scale byte.
 //   3. K: the lane reads its row and its partner's, and quantises and stores as V did.
 // Each butterfly sees the spec's inputs in the spec's stage order, so the rotated values
-// are the spec's bits. Scratch rows are padded to 20 floats (items to 336) so that none
-// of the accesses conflict on a bank. A non-finite row is counted once: a per-item flag
-// zeroed in phase 1, set with an atomic exchange in phase 2 by the lanes that see a
-// non-finite value (V: its group; K: its column), the lane that finds it unset counting.
-// The team's threads are its lanes (vector length 1), so every exchange is ordered by a
-// documented team barrier, and a lane's registers are its own from phase to phase.
+// are the spec's bits. The codes are the multiply-add search of writer_codes.hpp, with
+// the group's 2^(1-e) (and K's 1/16) folded into its multiply-adds where that is exact.
+// Scratch rows are padded to 20 floats (items to 336) so that none of the accesses
+// conflict on a bank; a row's first padding float carries the V partial. A non-finite
+// row is counted once: a per-item flag zeroed in phase 1, set with an atomic exchange
+// in phase 2 by the lanes that see a non-finite value (V: its group; K: its column), the
+// lane that finds it unset counting. Every lane computes, whatever its slot; only the
+// stores and flags are conditional. The team's threads are its lanes (vector length 1),
+// so every exchange is ordered by a documented team barrier, and a lane's registers are
+// its own from phase to phase.
 //
 // Host (kLanes = 1, kSpan = 256; one item a team): one thread does the item with plain
 // loops over the row (WHT two stages a pass, then the groups, the codes as integer
