@@ -4,6 +4,7 @@
 // slots, strided keys; status counts; every host error path.
 #include "test_index_common.hpp"
 #include "uq/write_index_keys.hpp"
+#include "writer_dispatch_count.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -115,6 +116,39 @@ TEST(IndexWriter, RandomKeysBf16Int32StridedKeys) {
   const auto slots = random_slots(rng, T, NB, 0.05);
   check_against_reference<uq::bf16, std::int32_t, Kokkos::LayoutLeft>(keys, slots, noise_cache(rng, NB));
   check_against_reference<float, std::int32_t, Kokkos::LayoutLeft>(keys, slots, noise_cache(rng, NB));
+}
+
+// Key rows that are not 16-byte aligned are read element by element, and a cache whose
+// pages are not 4-byte aligned is written byte by byte: the same bytes.
+TEST(IndexWriter, UnalignedKeysAndCacheBitExact) {
+  std::mt19937_64 rng(17);
+  const std::int64_t NB = 3, T = 300;
+  const auto keys = bf16_values(random_keys(rng, T, 1.5f));
+  const auto slots = random_slots(rng, T, NB, 0.1);
+  const auto initial = noise_cache(rng, NB);
+  std::vector<std::uint8_t> ref = initial;
+  uqref::nv_write_index_keys(keys.data(), slots.data(), T, ref.data(), NB);
+  // keys: rows one element into a wider allocation (2-byte aligned)
+  Kokkos::View<uq::bf16**, Kokkos::LayoutRight, Mem> wide("wide", T, kD + 8);
+  auto hw = Kokkos::create_mirror_view(wide);
+  for (std::int64_t t = 0; t < T; ++t)
+    for (int d = 0; d < kD; ++d) hw(t, d + 1) = uq::codec::float_to_bf16(keys[t * kD + d]);
+  Kokkos::deep_copy(wide, hw);
+  auto dkeys = Kokkos::subview(wide, Kokkos::ALL, std::make_pair(1, kD + 1));
+  ASSERT_FALSE(uq::impl::wio::rows_are_chunked(dkeys));
+  // cache: one byte into its allocation
+  Kokkos::View<std::uint8_t*, Mem> raw("raw", initial.size() + 1);
+  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> dcache(raw.data() + 1, NB, kPage);
+  ASSERT_FALSE(uq::impl::wio::words_are_aligned(dcache, 4));
+  Kokkos::deep_copy(dcache, Kokkos::View<const std::uint8_t**, Kokkos::LayoutRight, Kokkos::HostSpace,
+                                         Kokkos::MemoryUnmanaged>(initial.data(), NB, kPage));
+  uq::IndexWriterConfig cfg;
+  cfg.check = false;
+  uq::IndexKeyWriter<Exec> writer(Exec(), cfg);
+  writer.run(dkeys, to_device(slots, "slots", T), dcache);
+  auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dcache);
+  expect_same_cache(std::vector<std::uint8_t>(got.data(), got.data() + got.size()), ref);
+  EXPECT_TRUE(writer.status().ok());
 }
 
 TEST(IndexWriter, SingleTokenAndEmpty) {
@@ -248,6 +282,35 @@ TEST(IndexWriter, NonFiniteGroupsAndBadSlotsAreCounted) {
   EXPECT_EQ(writer.status()[uq::Counter::bad_slots], 4u);
   writer.reset_status();
   EXPECT_TRUE(writer.status().ok());
+}
+
+// check = false: one kernel and no copy (so no host synchronisation) per call.
+TEST(IndexWriter, OneLaunchPerUncheckedCall) {
+  std::mt19937_64 rng(18);
+  for (std::int64_t T : {1, 64, 256, 300}) {
+    const std::int64_t NB = 4;
+    auto dkeys = to_device(random_keys(rng, T), "keys", T, kD);
+    auto dslots = to_device(random_slots(rng, T, NB, 0.0), "slots", T);
+    auto dcache = to_device(noise_cache(rng, NB), "cache", NB, kPage);
+    uq::IndexWriterConfig unchecked;
+    unchecked.check = false;
+    const uq::IndexKeyWriter<Exec> writer(Exec(), unchecked);
+    int dispatches = 0, copies = 0;
+    {
+      DispatchCount count;
+      writer.run(dkeys, dslots, dcache);
+      dispatches = DispatchCount::dispatches(), copies = DispatchCount::copies();
+    }
+    EXPECT_EQ(dispatches, 1) << "T = " << T;
+    EXPECT_EQ(copies, 0) << "T = " << T;
+    {
+      DispatchCount count;
+      uq::write_index_keys(dkeys, dslots, dcache);  // check = true
+      dispatches = DispatchCount::dispatches(), copies = DispatchCount::copies();
+    }
+    EXPECT_GE(copies, 1) << "T = " << T;
+    EXPECT_GT(dispatches + copies, 1) << "T = " << T;
+  }
 }
 
 TEST(IndexWriter, HostErrors) {

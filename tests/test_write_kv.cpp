@@ -5,9 +5,11 @@
 #include "support/test_util.hpp"
 #include "uq/uq.hpp"
 #include "uqref.hpp"
+#include "writer_dispatch_count.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -25,8 +27,59 @@ struct WriterCase {
   std::vector<std::int64_t> slots;
 };
 
+using HostExec = Kokkos::DefaultHostExecutionSpace;
+template <class T>
+using HostView = Kokkos::View<T, Kokkos::LayoutRight, Kokkos::HostSpace>;
+using HostCounts = Kokkos::View<unsigned long long[uq::kNumCounters], Kokkos::HostSpace>;
+
+// The GPU layout of the writer (16 lanes an item, 8 items a team, three phases) run on
+// the host, each team's threads one after another phase by phase: the same item, phase
+// and store code the device runs, checked here on every case. Returns the counters.
+template <class K, class V, class S, class C>
+uq::Status run_sixteen_lanes(const K& k, const V& v, const S& slots, const C& cache) {
+  HostCounts counts("counts");
+  const uq::impl::WriteKvGeneric<HostExec, K, V, S, C, HostCounts, 16> w(k, v, slots, cache, counts);
+  std::vector<float> scratch(static_cast<std::size_t>(w.kScratchBytes) / sizeof(float));
+  for (int t = 0; t < w.league_size(); ++t) {
+    // poison: every scratch value a phase reads must have been written by the phase before
+    std::fill(scratch.begin(), scratch.end(), std::nanf(""));
+    w.run_team_in_order(t, scratch.data());
+  }
+  uq::Status st;
+  for (int i = 0; i < uq::kNumCounters; ++i) st.counts[i] = counts(i);
+  return st;
+}
+
+void expect_same_bytes(const std::vector<std::uint8_t>& got, const std::vector<std::uint8_t>& want, int slot_bytes,
+                       const char* what) {
+  ASSERT_EQ(got.size(), want.size());
+  int shown = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i] && shown++ < 8)
+      ADD_FAILURE() << what << ": byte " << i << " (slot " << i / slot_bytes << ", offset " << i % slot_bytes
+                    << "): got " << int(got[i]) << ", reference " << int(want[i]);
+}
+
+// The 16-lane layout on host copies of a case (same views' layout as the device run).
+void expect_sixteen_lanes_match(const WriterCase& c, const std::vector<std::uint8_t>& init,
+                                const std::vector<std::uint8_t>& want, std::uint64_t bad_slots,
+                                std::uint64_t nonfinite) {
+  HostView<uq::bf16***> k("k", c.T, c.Hk, 256), v("v", c.T, c.Hk, 256);
+  for (std::size_t i = 0; i < c.k.size(); ++i) k.data()[i].bits = c.k[i], v.data()[i].bits = c.v[i];
+  HostView<std::int64_t*> s("s", c.T);
+  for (int t = 0; t < c.T; ++t) s(t) = c.slots[t];
+  HostView<std::uint8_t****> cache("cache", c.num_blocks, c.block_size, c.Hk, c.slot_bytes);
+  std::copy(init.begin(), init.end(), cache.data());
+  const uq::Status st = run_sixteen_lanes(k, v, s, cache);
+  EXPECT_EQ(st[uq::Counter::bad_slots], bad_slots);
+  EXPECT_EQ(st[uq::Counter::nonfinite_inputs], nonfinite);
+  expect_same_bytes(std::vector<std::uint8_t>(cache.data(), cache.data() + cache.size()), want, c.slot_bytes,
+                    "16-lane layout");
+}
+
 // Runs uq::write_kv and the reference on the same garbage-filled cache; expects equal
-// bytes everywhere and the given counters.
+// bytes everywhere and the given counters. The writer's 16-lane (GPU) layout is run on
+// the host too, so a host build checks the device code's layout and phases.
 void expect_same_cache(const WriterCase& c, std::uint64_t bad_slots, std::uint64_t nonfinite) {
   const std::size_t bytes = static_cast<std::size_t>(c.num_blocks) * c.block_size * c.Hk * c.slot_bytes;
   std::vector<std::uint8_t> init(bytes);
@@ -51,13 +104,8 @@ void expect_same_cache(const WriterCase& c, std::uint64_t bad_slots, std::uint64
   const uq::Status st = writer.status();
   EXPECT_EQ(st[uq::Counter::bad_slots], bad_slots);
   EXPECT_EQ(st[uq::Counter::nonfinite_inputs], nonfinite);
-  const auto got = to_host(cache);
-  ASSERT_EQ(got.size(), want.size());
-  int shown = 0;
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (got[i] != want[i] && shown++ < 8)
-      ADD_FAILURE() << "byte " << i << " (slot " << i / c.slot_bytes << ", offset " << i % c.slot_bytes
-                    << "): got " << int(got[i]) << ", reference " << int(want[i]);
+  expect_same_bytes(to_host(cache), want, c.slot_bytes, "uq::write_kv");
+  expect_sixteen_lanes_match(c, init, want, bad_slots, nonfinite);
 }
 
 WriterCase random_case(int T, int Hk, int block_size, int slot_bytes, std::uint64_t seed) {
@@ -88,10 +136,10 @@ TEST(WriteKv, RandomRowsBitExact) {
   expect_same_cache(random_case(17, 3, 32, 288, 5), 0, 0);  // padded slots: padding untouched
 }
 
-TEST(WriteKv, MidpointsSaturationAndExponentBoundaries) {
-  // V is not rotated, so V rows place exact values into groups. Each group's absmax
-  // fixes e; the other values sit on midpoints m * 2^e, just above/below them, and
-  // beyond the +-5 saturation point.
+// V is not rotated, so V rows place exact values into groups. Each group's absmax
+// fixes e (around base_e); the other values sit on midpoints m * 2^e, just above/below
+// them, and beyond the +-5 saturation point. K rows are scaled Hadamard rows.
+WriterCase midpoint_case(int base_e) {
   WriterCase c;
   c.T = 24;
   c.num_blocks = 2;
@@ -100,7 +148,7 @@ TEST(WriteKv, MidpointsSaturationAndExponentBoundaries) {
     std::vector<std::uint16_t> v(256, 0), k(256, 0);
     for (int g = 0; g < 8; ++g) {
       // absmax A with s = A * 0.156 landing on both sides of 2^(e +- 1/2)
-      const int e = (t % 12) - 6 + g;
+      const int e = (t % 12) - 6 + g + base_e;
       const float A = std::ldexp(6.0f + 0.25f * static_cast<float>(t % 5), e);
       v[g * 32] = bf(t % 2 ? -A : A);
       for (int i = 1; i < 32; ++i) {
@@ -118,13 +166,64 @@ TEST(WriteKv, MidpointsSaturationAndExponentBoundaries) {
       const float c1 = 0.5f * static_cast<float>(1 + t % 4), c2 = 0.25f * static_cast<float>(t % 7);
       const float s1 = (__builtin_popcount(j1 & d) & 1) ? -c1 : c1;
       const float s2 = (__builtin_popcount(j2 & d) & 1) ? -c2 : c2;
-      k[d] = bf(s1 + s2);
+      k[d] = bf(std::ldexp(s1 + s2, base_e));
     }
     c.v.insert(c.v.end(), v.begin(), v.end());
     c.k.insert(c.k.end(), k.begin(), k.end());
     c.slots.push_back(t);
   }
-  expect_same_cache(c, 0, 0);
+  return c;
+}
+
+TEST(WriteKv, MidpointsSaturationAndExponentBoundaries) {
+  expect_same_cache(midpoint_case(0), 0, 0);
+  // The writer scales by 2^(1-e) before its comparisons: the ends of the exponent range
+  // (e from -126, where midpoints of the smallest groups are bf16 subnormals, up to 112).
+  for (int base_e : {-120, -100, 95, 100}) expect_same_cache(midpoint_case(base_e), 0, 0);
+}
+
+// Rows that are not 16-byte aligned or not contiguous are read element by element,
+// and slots that are not 4-byte aligned are written byte by byte: same bytes.
+TEST(WriteKv, UnalignedRowsAndSlotsBitExact) {
+  const WriterCase c = random_case(37, 2, 16, 276, 21);
+  const std::size_t bytes = static_cast<std::size_t>(c.num_blocks) * c.block_size * c.Hk * c.slot_bytes;
+  std::vector<std::uint8_t> init(bytes);
+  std::mt19937 rng(7);
+  for (auto& b : init) b = static_cast<std::uint8_t>(rng());
+  std::vector<std::uint8_t> want = init;
+  uqref::uq_write_kv(c.k.data(), c.v.data(), c.slots.data(), c.T, c.Hk, want.data(), c.num_blocks, c.block_size,
+                     c.slot_bytes);
+  // k: rows one element into a wider allocation (2-byte aligned); v: LayoutLeft.
+  DeviceView<uq::bf16***> kwide("kwide", c.T, c.Hk, 264);
+  Kokkos::View<uq::bf16***, Kokkos::LayoutLeft, Mem> vleft("vleft", c.T, c.Hk, 256);
+  {
+    auto hk = Kokkos::create_mirror_view(kwide);
+    auto hv = Kokkos::create_mirror_view(vleft);
+    for (int t = 0; t < c.T; ++t)
+      for (int h = 0; h < c.Hk; ++h)
+        for (int d = 0; d < 256; ++d) {
+          const std::size_t i = (static_cast<std::size_t>(t) * c.Hk + h) * 256 + d;
+          hk(t, h, d + 1).bits = c.k[i];
+          hv(t, h, d).bits = c.v[i];
+        }
+    Kokkos::deep_copy(kwide, hk);
+    Kokkos::deep_copy(vleft, hv);
+  }
+  auto k = Kokkos::subview(kwide, Kokkos::ALL, Kokkos::ALL, std::make_pair(1, 257));
+  ASSERT_FALSE(uq::impl::wio::rows_are_chunked(k));
+  ASSERT_FALSE(uq::impl::wio::rows_are_chunked(vleft));
+  // cache: one byte into its allocation, so no slot start is 4-byte aligned.
+  DeviceView<std::uint8_t*> raw("raw", bytes + 1);
+  Kokkos::View<std::uint8_t****, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> cache(
+      raw.data() + 1, c.num_blocks, c.block_size, c.Hk, c.slot_bytes);
+  ASSERT_FALSE(uq::impl::wio::words_are_aligned(cache, 4));
+  Kokkos::deep_copy(cache, Kokkos::View<const std::uint8_t****, Kokkos::LayoutRight, Kokkos::HostSpace,
+                                        Kokkos::MemoryUnmanaged>(init.data(), c.num_blocks, c.block_size, c.Hk,
+                                                                 c.slot_bytes));
+  uq::write_kv(k, vleft, to_device(c.slots, "slots", c.T), cache);
+  auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), cache);
+  expect_same_bytes(std::vector<std::uint8_t>(got.data(), got.data() + got.size()), want, c.slot_bytes,
+                    "unaligned rows and slots");
 }
 
 TEST(WriteKv, TinyHugeZeroSubnormalAndNonFinite) {
@@ -184,6 +283,63 @@ TEST(WriteKv, Int32SlotMappingAccepted) {
   uq::write_kv(k, v, to_device(c.slots, "s64", c.T), a);
   uq::write_kv(k, v, to_device(s32, "s32", c.T), b);
   EXPECT_EQ(to_host(a), to_host(b));
+}
+
+// A writer object skips its host checks only for the arguments it last checked: new
+// views are checked again (here a cache that is too narrow, and an aliasing one).
+TEST(WriteKv, ReusedWriterChecksNewArguments) {
+  WriterCase c = random_case(8, 1, 16, 272, 40);
+  std::vector<uq::bf16> kb(c.k.size()), vb(c.v.size());
+  for (std::size_t i = 0; i < kb.size(); ++i) kb[i].bits = c.k[i], vb[i].bits = c.v[i];
+  auto k = to_device(kb, "k", c.T, 1, 256);
+  auto v = to_device(vb, "v", c.T, 1, 256);
+  auto s = to_device(c.slots, "slots", c.T);
+  DeviceView<std::uint8_t****> cache("cache", c.num_blocks, 16, 1, 272), narrow("narrow", c.num_blocks, 16, 1, 268);
+  uq::WriteKvConfig cfg;
+  cfg.check = false;
+  const uq::KvWriter<Exec> writer(Exec(), cfg);
+  writer.run(k, v, s, cache);
+  writer.run(k, v, s, cache);  // same arguments: checks skipped
+  expect_error([&] { writer.run(k, v, s, narrow); }, {"uq::write_kv", "kv_cache", "slot_bytes", "268"});
+  Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> k_in_cache(
+      reinterpret_cast<uq::bf16*>(cache.data()), c.T, 1, 256);
+  expect_error([&] { writer.run(k_in_cache, v, s, cache); }, {"uq::write_kv", "kv_cache", "memory disjoint from 'k'"});
+  writer.run(k, v, s, cache);  // and the good ones again
+  EXPECT_TRUE(writer.status().ok());
+}
+
+// check = false: one kernel and no copy (so no host synchronisation) per call, at decode
+// sizes and beyond; check = true adds the counter reset and read-back.
+TEST(WriteKv, OneLaunchPerUncheckedCall) {
+  for (int T : {1, 64, 256, 300}) {
+    WriterCase c = random_case(T, 2, 16, 272, 30 + T);
+    std::vector<uq::bf16> kb(c.k.size()), vb(c.v.size());
+    for (std::size_t i = 0; i < kb.size(); ++i) kb[i].bits = c.k[i], vb[i].bits = c.v[i];
+    auto k = to_device(kb, "k", c.T, c.Hk, 256);
+    auto v = to_device(vb, "v", c.T, c.Hk, 256);
+    auto s = to_device(c.slots, "slots", c.T);
+    DeviceView<std::uint8_t****> cache("cache", c.num_blocks, 16, c.Hk, 272);
+    uq::WriteKvConfig unchecked;
+    unchecked.check = false;
+    const uq::KvWriter<Exec> writer(Exec(), unchecked);
+    const uq::KvWriter<Exec> checked(Exec(), uq::WriteKvConfig{});
+    int dispatches = 0, copies = 0;
+    {
+      DispatchCount count;
+      writer.run(k, v, s, cache);
+      dispatches = DispatchCount::dispatches(), copies = DispatchCount::copies();
+    }
+    EXPECT_EQ(dispatches, 1) << "T = " << T;
+    EXPECT_EQ(copies, 0) << "T = " << T;
+    {
+      DispatchCount count;
+      checked.run(k, v, s, cache);
+      dispatches = DispatchCount::dispatches(), copies = DispatchCount::copies();
+    }
+    EXPECT_GE(dispatches, 1) << "T = " << T;
+    EXPECT_GE(copies, 1) << "T = " << T;  // the counters read back
+    EXPECT_GT(dispatches + copies, 1) << "T = " << T;
+  }
 }
 
 }  // namespace

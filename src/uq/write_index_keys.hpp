@@ -4,6 +4,7 @@
 
 #include "uq/backend.hpp"
 #include "uq/error.hpp"
+#include "uq/impl/arg_key.hpp"
 #include "uq/impl/checks.hpp"
 #include "uq/impl/score_checks.hpp"
 #include "uq/impl/status_counters.hpp"
@@ -24,17 +25,26 @@ struct IndexWriterConfig {
   bool check = true;                // read the status counters back after the call, throw on bad data
 };
 
-// Holds the device status counters so repeated calls allocate nothing.
-// keys: [num_tokens, 128] bf16 or float, any layout. slot_mapping: [num_tokens] int64
-// or int32, block * 128 + pos, negative = skip. index_cache: uint8 [num_blocks, 9216].
+// Holds the device status counters so repeated calls allocate nothing, and skips the
+// host checks when a call's views are the last checked call's (same pointers, extents,
+// strides). Not for concurrent use from several host threads.
+// keys: [num_tokens, 128] bf16 or float, any layout (contiguous 16-byte aligned rows
+// are read 16 bytes at a time, others element by element). slot_mapping: [num_tokens]
+// int64 or int32, block * 128 + pos, negative = skip. index_cache: uint8 [num_blocks, 9216].
 // Two tokens with the same slot in one call leave that slot undefined (its bytes may mix the
 // two keys); nothing outside it is touched, nothing is accessed out of bounds.
+//
+// Launches: with check = false a call is exactly one kernel (any num_tokens; none when
+// num_tokens = 0) and no host synchronisation. check = true adds a reset of the status
+// counters before it (one fill), a copy of the counters to the host after it and a
+// wait for that copy, then throws on bad data. The free functions below build a writer
+// per call (counters allocated and reset): loops keep one.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
 class IndexKeyWriter {
  public:
   explicit IndexKeyWriter(const ExecSpace& exec = ExecSpace(), const IndexWriterConfig& cfg = {})
       : exec_(exec), cfg_(cfg), counters_(exec) {
-    // Writing keys is latency-bound and has no tuned kernel: Native is refused, not ignored.
+    // The index writer has only the generic path: Native is refused, not ignored.
     impl::require(cfg.backend != Backend::Native, "uq::write_index_keys", "config.backend",
                   "Auto or Generic (the index writer has only the generic path)", "Native");
   }
@@ -50,15 +60,15 @@ class IndexKeyWriter {
     static_assert(impl::IndexViewContract<ExecSpace, Slots, 1, std::int64_t, std::int32_t>::ok, "");
     static_assert(impl::OutputViewContract<ExecSpace, Cache, std::uint8_t, 2>::ok, "");
     constexpr const char* fn = "uq::write_index_keys";
-
-    const std::int64_t num_blocks = impl::check_index_cache(fn, index_cache);
+    impl::ArgKey key;
+    key.add(keys).add(slot_mapping).add(index_cache);
+    if (!(checked_ && key == checked_key_)) {
+      check(keys, slot_mapping, index_cache);
+      checked_key_ = key;
+      checked_ = true;
+    }
+    const std::int64_t num_blocks = static_cast<std::int64_t>(index_cache.extent(0));
     const std::int64_t T = static_cast<std::int64_t>(keys.extent(0));
-    impl::require_extent(fn, "keys", keys, 1, nvfp4::kHeadDim, "index head dim");
-    impl::require_extent(fn, "slot_mapping", slot_mapping, 0, T, "num_tokens = keys.extent(0)");
-    impl::require(T <= std::numeric_limits<int>::max(), fn, "keys", "extent(0) (num_tokens) <= 2^31 - 1",
-                  impl::str(T));
-    impl::require_no_alias(fn, "index_cache", index_cache, "keys", keys);
-    impl::require_no_alias(fn, "index_cache", index_cache, "slot_mapping", slot_mapping);
 
     if (cfg_.check) counters_.reset(exec_);
     using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
@@ -69,6 +79,8 @@ class IndexKeyWriter {
     kernel.counts = counters_.view();
     kernel.num_tokens = T;
     kernel.num_slots = num_blocks * nvfp4::kBlockTokens;
+    kernel.chunked = impl::wio::rows_are_chunked(keys);
+    kernel.aligned_words = impl::wio::words_are_aligned(index_cache, 4);
     kernel.launch(exec_);
     if (cfg_.check) throw_if_bad(fn, "keys/slot_mapping", counters_.read(exec_));
   }
@@ -77,9 +89,26 @@ class IndexKeyWriter {
   void reset_status() const { counters_.reset(exec_); }
 
  private:
+  template <class Keys, class Slots, class Cache>
+  static void check(const Keys& keys, const Slots& slot_mapping, const Cache& index_cache) {
+    constexpr const char* fn = "uq::write_index_keys";
+    impl::check_index_cache(fn, index_cache);
+    const std::int64_t T = static_cast<std::int64_t>(keys.extent(0));
+    impl::require_extent(fn, "keys", keys, 1, nvfp4::kHeadDim, "index head dim");
+    impl::require_extent(fn, "slot_mapping", slot_mapping, 0, T, "num_tokens = keys.extent(0)");
+    impl::require(T <= std::numeric_limits<int>::max(), fn, "keys", "extent(0) (num_tokens) <= 2^31 - 1",
+                  impl::str(T));
+    impl::require_no_alias(fn, "index_cache", index_cache, "keys", keys);
+    impl::require_no_alias(fn, "index_cache", index_cache, "slot_mapping", slot_mapping);
+  }
+
   ExecSpace exec_;
   IndexWriterConfig cfg_;
   impl::StatusCounters<ExecSpace> counters_;
+  // The arguments of the last call whose host checks passed (impl/arg_key.hpp): a
+  // writer object is for one host thread at a time.
+  mutable impl::ArgKey checked_key_;
+  mutable bool checked_ = false;
 };
 
 template <class ExecSpace, class Keys, class Slots, class Cache,

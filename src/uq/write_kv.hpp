@@ -4,6 +4,7 @@
 
 #include "uq/backend.hpp"
 #include "uq/error.hpp"
+#include "uq/impl/arg_key.hpp"
 #include "uq/impl/checks.hpp"
 #include "uq/impl/device_info.hpp"
 #include "uq/impl/kv_cache_checks.hpp"
@@ -24,18 +25,28 @@ struct WriteKvConfig {
   bool check = true;                // read the status counters back after the call, throw on bad data
 };
 
-// Holds the device status counters so repeated calls allocate nothing.
-// k, v: [num_tokens, num_kv_heads, 256] bf16, any layout. slot_mapping: [num_tokens]
-// int64 or int32, block * block_size + pos, negative = skip. kv_cache: uint8
+// Holds the device status counters so repeated calls allocate nothing, and skips the
+// host checks when a call's views are the last checked call's (same pointers, extents,
+// strides). Not for concurrent use from several host threads.
+// k, v: [num_tokens, num_kv_heads, 256] bf16, any layout (rows that are contiguous and
+// 16-byte aligned are read 16 bytes at a time, others element by element). slot_mapping:
+// [num_tokens] int64 or int32, block * block_size + pos, negative = skip. kv_cache: uint8
 // [num_blocks, block_size, num_kv_heads, slot_bytes], dense in the last three dims.
 // Two tokens with the same slot in one call leave that slot undefined (its bytes may mix the
 // two rows); nothing outside it is touched, nothing is accessed out of bounds.
+//
+// Launches: with check = false a call is exactly one kernel (any num_tokens; none when
+// num_tokens = 0) and no host synchronisation, so it can be captured in a graph
+// (times against an empty launch: docs/PERF.md §8). check = true adds a reset of the
+// status counters before it (one fill), a copy of the counters to the host after it and
+// a wait for that copy (the host synchronises), then throws on bad data. The free
+// functions below build a writer per call (counters allocated and reset): loops keep one.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
 class KvWriter {
  public:
   explicit KvWriter(const ExecSpace& exec = ExecSpace(), const WriteKvConfig& cfg = {})
       : exec_(exec), cfg_(cfg), counters_(exec) {
-    // The writer is latency-bound and has no tuned kernel: Native is refused, not ignored.
+    // The writer has only the generic path: Native is refused, not ignored.
     impl::require(cfg.backend != Backend::Native, "uq::write_kv", "config.backend",
                   "Auto or Generic (the writer has only the generic path)", "Native");
   }
@@ -46,8 +57,30 @@ class KvWriter {
     static_assert(impl::ViewContract<ExecSpace, V, bf16, 3>::ok, "");
     static_assert(impl::IndexViewContract<ExecSpace, Slots, 1, std::int64_t, std::int32_t>::ok, "");
     static_assert(impl::OutputViewContract<ExecSpace, Cache, std::uint8_t, 4>::ok, "");
+    impl::ArgKey key;
+    key.add(k).add(v).add(slot_mapping).add(kv_cache);
+    if (!(checked_ && key == checked_key_)) {
+      check(k, v, slot_mapping, kv_cache);
+      checked_key_ = key;
+      checked_ = true;
+    }
     constexpr const char* fn = "uq::write_kv";
 
+    if (cfg_.check) counters_.reset(exec_);
+    using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
+    const impl::WriteKvGeneric<ExecSpace, K, V, Slots, Cache, Counts> kernel(k, v, slot_mapping, kv_cache,
+                                                                            counters_.view());
+    kernel.launch(exec_);
+    if (cfg_.check) throw_if_bad(fn, "k/v/slot_mapping", counters_.read(exec_));
+  }
+
+  Status status() const { return counters_.read(exec_); }
+  void reset_status() const { counters_.reset(exec_); }
+
+ private:
+  template <class K, class V, class Slots, class Cache>
+  static void check(const K& k, const V& v, const Slots& slot_mapping, const Cache& kv_cache) {
+    constexpr const char* fn = "uq::write_kv";
     const impl::KvCacheGeometry geo = impl::check_kv_cache(fn, kv_cache);
     const std::int64_t T = static_cast<std::int64_t>(k.extent(0));
     impl::require_extent(fn, "k", k, 2, ultraquant::kHeadDim, "head dim");
@@ -60,23 +93,15 @@ class KvWriter {
     impl::require_no_alias(fn, "kv_cache", kv_cache, "k", k);
     impl::require_no_alias(fn, "kv_cache", kv_cache, "v", v);
     impl::require_no_alias(fn, "kv_cache", kv_cache, "slot_mapping", slot_mapping);
-
-    if (cfg_.check) counters_.reset(exec_);
-    using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
-    impl::WriteKvGeneric<ExecSpace, K, V, Slots, Cache, Counts> kernel{
-        k, v, slot_mapping, kv_cache, counters_.view(), geo.num_kv_heads,
-        geo.num_blocks * geo.block_size, geo.block_size};
-    kernel.launch(exec_, T);
-    if (cfg_.check) throw_if_bad(fn, "k/v/slot_mapping", counters_.read(exec_));
   }
 
-  Status status() const { return counters_.read(exec_); }
-  void reset_status() const { counters_.reset(exec_); }
-
- private:
   ExecSpace exec_;
   WriteKvConfig cfg_;
   impl::StatusCounters<ExecSpace> counters_;
+  // The arguments of the last call whose host checks passed (impl/arg_key.hpp): a
+  // writer object is for one host thread at a time.
+  mutable impl::ArgKey checked_key_;
+  mutable bool checked_ = false;
 };
 
 template <class ExecSpace, class K, class V, class Slots, class Cache,

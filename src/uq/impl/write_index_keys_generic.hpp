@@ -1,19 +1,31 @@
-// Generic Kokkos NVFP4 index-key writer (spec nvfp4-index.md §3). One team per 16
-// tokens, one thread per (token, scale group): the group's 16 values, its absmax A,
-// scale byte e4m3(fl32(A / 6)), and 16 E2M1 codes of fl32(x / s) (8 bytes, low nibble
-// = even dim) written into the token's page at its position. A group holding a
-// non-finite value is written as zeros (scale byte 0, codes 0); the token is counted
-// once, through a per-token flag in scratch.
+// Generic Kokkos NVFP4 index-key writer (spec nvfp4-index.md §3), laid out for the
+// memory system.
+//
+// One vector lane per (token, scale group of 16): on a GPU a team is 16 threads (one
+// token each) of kVector = 8 lanes (one group each); on a host one thread of one lane
+// does a team's 16 tokens and their 8 groups in turn. A lane needs nothing from the others: it reads its 16 values
+// (two or four 16-byte loads when the rows allow them), takes their absmax A, the scale
+// byte e4m3(fl32(A / 6)), and the 16 E2M1 codes of fl32(x / s), and stores the 8 code
+// bytes as two 4-byte words (page offset t*64 + 8g) and its scale byte (8192 + t*8 + g:
+// the 8 lanes of a token write 8 consecutive bytes). The only exchange is the vector
+// reduction that tells whether any of a token's groups was not finite, so that the
+// token is counted once. No team barrier; one launch (league = ceil(T / kTokens)).
+//
+// On a GPU fl32(x / s) is x * (1/s) corrected by one fused multiply-add step
+// (codes::quotient), correctly rounded like the division it replaces; the code is the
+// multiply-add search of uq/impl/writer_codes.hpp.
 #pragma once
 
-#include "uq/error.hpp"
 #include "uq/impl/status_counters.hpp"
+#include "uq/impl/writer_codes.hpp"
+#include "uq/impl/writer_io.hpp"
 #include "uq/nvfp4.hpp"
 #include "uq/types.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace uq {
 namespace impl {
@@ -23,11 +35,16 @@ KOKKOS_INLINE_FUNCTION float key_value(bf16 x) { return codec::bf16_to_float(x);
 
 template <class ExecSpace, class KeyView, class SlotView, class CacheView, class CountView>
 struct WriteIndexKeysGeneric {
-  using policy = Kokkos::TeamPolicy<ExecSpace>;
-  using member = typename policy::member_type;
+  static constexpr bool kHost = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  static constexpr int kVector = kHost ? 1 : nvfp4::kGroups;
+  static constexpr int kTokens = 16;                  // tokens a team
+  static constexpr int kThreads = kHost ? 1 : kTokens;  // threads a team (host: 1 thread, the tokens in turn)
+  using key_type = typename KeyView::non_const_value_type;
+  static constexpr int kKeysPerChunk = 16 / int(sizeof(key_type));
 
-  static constexpr int kTokensPerTeam = 16;
-  static constexpr int kScratchBytes = kTokensPerTeam * int(sizeof(int));
+  using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kThreads * kVector, 8>,
+                                    Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>;
+  using member = typename policy::member_type;
 
   KeyView keys;
   SlotView slots;
@@ -35,62 +52,81 @@ struct WriteIndexKeysGeneric {
   CountView counts;
   std::int64_t num_tokens = 0;
   std::int64_t num_slots = 0;  // num_blocks * 128
+  bool chunked = false;        // key rows allow 16-byte loads
+  bool aligned_words = false;  // pages are 4-byte aligned
+
+  // Group g of token t: 16 values as floats.
+  KOKKOS_INLINE_FUNCTION void load_group(std::int64_t token, int g, float* x) const {
+    if (chunked) {
+      const auto* p = reinterpret_cast<const unsigned char*>(&keys(token, 0) + nvfp4::kGroup * g);
+      for (int c = 0; c < nvfp4::kGroup / kKeysPerChunk; ++c) {
+        const wio::Chunk16 ch = wio::load16(p + 16 * c);
+        for (int j = 0; j < kKeysPerChunk; ++j) {
+          if constexpr (std::is_same<key_type, float>::value) x[kKeysPerChunk * c + j] = wio::float_of(ch, j);
+          else x[kKeysPerChunk * c + j] = wio::bf16_of(ch, j);
+        }
+      }
+    } else {
+      for (int j = 0; j < nvfp4::kGroup; ++j) x[j] = key_value(keys(token, nvfp4::kGroup * g + j));
+    }
+  }
+
+  // Writes group g of the token at page position pos; returns whether it was finite.
+  KOKKOS_INLINE_FUNCTION bool write_group(std::int64_t token, int g, std::uint8_t* page, int pos) const {
+    float x[nvfp4::kGroup];
+    load_group(token, g, x);
+    // max |x| on the bits, as a tree (see max_abs_bits in write_kv_generic.hpp)
+    std::int32_t m[nvfp4::kGroup];
+    for (int j = 0; j < nvfp4::kGroup; ++j) m[j] = static_cast<std::int32_t>(codec::float_bits(x[j]) & 0x7fffffffu);
+    for (int w = nvfp4::kGroup / 2; w >= 1; w /= 2)
+      for (int j = 0; j < w; ++j) m[j] = m[j + w] > m[j] ? m[j + w] : m[j];
+    const std::uint32_t amax = static_cast<std::uint32_t>(m[0]);
+    const bool finite = amax < 0x7f800000u;  // else written as a zero group
+    const std::uint8_t scale_byte = finite ? nvfp4::scale_byte_for_absmax(codec::bits_float(amax)) : std::uint8_t{0};
+    const float s = codec::e4m3_to_float(scale_byte);
+    std::uint32_t words[2] = {0, 0};
+    if (s != 0.0f) {
+      const float r = 1.0f / s;
+      float y[nvfp4::kGroup];
+      for (int j = 0; j < nvfp4::kGroup; ++j) y[j] = codes::quotient(x[j], s, r);
+      codes::nv_code_words16(y, words);
+    }
+    std::uint8_t* dst = page + nvfp4::code_offset(pos, nvfp4::kGroup * g);
+    for (int w = 0; w < 2; ++w) {
+      if (aligned_words) wio::store4(dst + 4 * w, words[w]);
+      else wio::store_bytes(dst + 4 * w, words[w]);
+    }
+    page[nvfp4::scale_offset(pos, g)] = scale_byte;
+    return finite;
+  }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
-    const std::int64_t t0 = static_cast<std::int64_t>(team.league_rank()) * kTokensPerTeam;
-    const int n = num_tokens - t0 < kTokensPerTeam ? static_cast<int>(num_tokens - t0) : kTokensPerTeam;
-    // A prvalue, not the member itself: get_shmem takes a reference, and nvcc has no
-    // device definition of a static constexpr member to bind it to.
-    int* nonfinite = static_cast<int*>(team.team_shmem().get_shmem(int{kScratchBytes}));
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) { nonfinite[i] = 0; });
-    team.team_barrier();
-
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n * nvfp4::kGroups), [&](int item) {
-      const int i = item / nvfp4::kGroups, g = item % nvfp4::kGroups;
+    const std::int64_t t0 = static_cast<std::int64_t>(team.league_rank()) * kTokens;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kTokens), [&](int i) {
       const std::int64_t token = t0 + i;
+      if (token >= num_tokens) return;
       const std::int64_t slot = static_cast<std::int64_t>(slots(token));
       if (slot < 0) return;  // skipped token: its slot is untouched
       if (slot >= num_slots) {
-        if (g == 0) count(counts, Counter::bad_slots);
+        Kokkos::single(Kokkos::PerThread(team), [&]() { count(counts, Counter::bad_slots); });
         return;
       }
-      const std::int64_t page = slot / nvfp4::kBlockTokens;
+      std::uint8_t* page = &cache(slot / nvfp4::kBlockTokens, 0);
       const int pos = static_cast<int>(slot % nvfp4::kBlockTokens);
-
-      float x[nvfp4::kGroup];
-      float absmax = 0.0f;
-      bool finite = true;
-      for (int j = 0; j < nvfp4::kGroup; ++j) {
-        x[j] = key_value(keys(token, nvfp4::kGroup * g + j));
-        finite = finite && codec::is_finite(x[j]);
-        const float a = x[j] < 0.0f ? -x[j] : x[j];
-        absmax = a > absmax ? a : absmax;
-      }
-      if (!finite) nonfinite[i] = 1;  // every writer stores the same value
-      const std::uint8_t scale_byte = finite ? nvfp4::scale_byte_for_absmax(absmax) : 0;
-      const float s = codec::e4m3_to_float(scale_byte);
-      for (int j = 0; j < nvfp4::kGroup / 2; ++j) {
-        unsigned lo = 0, hi = 0;
-        if (s != 0.0f) {
-          lo = nvfp4::e2m1_code_nearest_even(x[2 * j] / s);
-          hi = nvfp4::e2m1_code_nearest_even(x[2 * j + 1] / s);
-        }
-        cache(page, nvfp4::code_offset(pos, nvfp4::kGroup * g + 2 * j)) = static_cast<std::uint8_t>(lo | (hi << 4));
-      }
-      cache(page, nvfp4::scale_offset(pos, g)) = scale_byte;
-    });
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
-      if (nonfinite[i]) count(counts, Counter::nonfinite_inputs);
+      int bad_groups = 0;
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, nvfp4::kGroups),
+          [&](int g, int& bad) { bad += write_group(token, g, page, pos) ? 0 : 1; }, bad_groups);
+      Kokkos::single(Kokkos::PerThread(team), [&]() {
+        if (bad_groups) count(counts, Counter::nonfinite_inputs);
+      });
     });
   }
 
   void launch(const ExecSpace& exec) const {
-    const std::int64_t league = (num_tokens + kTokensPerTeam - 1) / kTokensPerTeam;
+    const std::int64_t league = (num_tokens + kTokens - 1) / kTokens;
     if (league == 0) return;
-    policy p(exec, static_cast<int>(league), Kokkos::AUTO);
-    p.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
-    Kokkos::parallel_for("uq::write_index_keys", p, *this);
+    Kokkos::parallel_for("uq::write_index_keys", policy(exec, static_cast<int>(league), kThreads, kVector), *this);
   }
 };
 

@@ -1,0 +1,190 @@
+// The writers' code functions (uq/impl/writer_codes.hpp: the multiply-add search of
+// the GPUs, the integer count of the hosts) against the definitional comparisons of the spec (ultraquant::fp4_code_ties_down,
+// nvfp4::e2m1_code_nearest_even): every float within 2^15 ulps of each threshold and of
+// zero, both signs, plus random and extreme values; and the fused-multiply-add quotient
+// of the index writer against IEEE division for every E4M3 scale.
+#include "support/test_util.hpp"
+#include "uq/impl/writer_codes.hpp"
+#include "uq/nvfp4.hpp"
+#include "uq/ultraquant.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace {
+
+using uq::codec::bits_float;
+using uq::codec::float_bits;
+
+// Every float whose bits are within `radius` of those of +-x (x > 0), and of +-0.
+template <class F>
+void around(float x, std::uint32_t radius, F&& f) {
+  const std::uint32_t b = float_bits(x);
+  for (std::uint32_t d = 0; d <= 2 * radius; ++d) {
+    const std::uint32_t u = b - radius + d;
+    f(bits_float(u));
+    f(bits_float(u | 0x80000000u));
+  }
+}
+
+constexpr std::uint32_t kRadius = 1u << 15;
+
+TEST(WriterCodes, UltraQuantSearchMatchesMidpointCount) {
+  long checked = 0, wrong = 0;
+  auto check = [&](float y2) {
+    ++checked;
+    // y2 / 2 is exact unless y2 is subnormal, where both sides give code 0.
+    const unsigned want = uq::ultraquant::fp4_code_ties_down(y2 * 0.5f);
+    const unsigned search = uq::impl::codes::uq_code_search(y2), count = uq::impl::codes::uq_code_count(y2);
+    if ((search != want || count != want) && ++wrong <= 10)
+      ADD_FAILURE() << "y2 = " << y2 << " (bits 0x" << std::hex << float_bits(y2) << std::dec << "): search "
+                    << search << ", count " << count << ", spec " << want;
+  };
+  for (float t : {0.5f, 1.5f, 2.5f, 3.5f, 5.0f, 7.0f, 10.0f}) around(t, kRadius, check);
+  for (std::uint32_t u = 0; u <= kRadius; ++u) check(bits_float(u)), check(bits_float(u | 0x80000000u));
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> uni(-20.0f, 20.0f);
+  for (int i = 0; i < 1 << 20; ++i) check(uni(rng));
+  for (float y2 : {18.5f, 1e10f, 3.4e38f, 1e-30f, std::numeric_limits<float>::denorm_min()}) check(y2), check(-y2);
+  EXPECT_EQ(wrong, 0) << "of " << checked;
+}
+
+TEST(WriterCodes, Nvfp4SearchMatchesNearestEven) {
+  long checked = 0, wrong = 0;
+  auto check = [&](float y) {
+    ++checked;
+    const unsigned want = uq::nvfp4::e2m1_code_nearest_even(y);
+    const unsigned search = uq::impl::codes::nv_code_search(y), count = uq::impl::codes::nv_code_count(y);
+    if ((search != want || count != want) && ++wrong <= 10)
+      ADD_FAILURE() << "y = " << y << " (bits 0x" << std::hex << float_bits(y) << std::dec << "): search " << search
+                    << ", count " << count << ", spec " << want;
+  };
+  for (float t : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f}) around(t, kRadius, check);
+  for (std::uint32_t u = 0; u <= kRadius; ++u) check(bits_float(u)), check(bits_float(u | 0x80000000u));
+  // The device's packing of 16 codes into two words (nv_code_words16_search), on
+  // groups of values around the thresholds.
+  {
+    std::vector<float> ys;
+    for (float t : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f}) around(t, 64, [&](float y) { ys.push_back(y); });
+    for (std::size_t g = 0; g + 16 <= ys.size(); g += 16) {
+      std::uint32_t words[2];
+      uq::impl::codes::nv_code_words16_search(&ys[g], words);
+      for (int j = 0; j < 16; ++j) {
+        const unsigned got = (words[j / 8] >> (4 * (j % 8))) & 15u, want = uq::nvfp4::e2m1_code_nearest_even(ys[g + j]);
+        if (got != want && ++wrong <= 10) ADD_FAILURE() << "packed y = " << ys[g + j] << ": " << got << ", spec " << want;
+      }
+    }
+  }
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> uni(-8.0f, 8.0f);
+  for (int i = 0; i < 1 << 20; ++i) check(uni(rng));
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float y : {6.0f, 7.5f, 1e10f, 3.4e38f, inf, 1e-30f}) check(y), check(-y);
+  EXPECT_EQ(wrong, 0) << "of " << checked;
+}
+
+// uq_scale_byte (integer steps) against ultraquant::scale_byte_for_absmax (double
+// arithmetic): every float A of the binades where s = A * 0.156 crosses into the
+// normal range, the smallest and largest bf16-reachable ones and binade 2^0, plus
+// every float within 2^12 ulps of each A whose s sits on a half-octave boundary.
+TEST(WriterCodes, IntegerScaleByteMatchesTheSpec) {
+  long checked = 0, wrong = 0;
+  auto check = [&](float A) {
+    ++checked;
+    const unsigned want = uq::ultraquant::scale_byte_for_absmax(A), got = uq::impl::codes::uq_scale_byte(A);
+    if (got != want && ++wrong <= 10)
+      ADD_FAILURE() << "A = " << A << " (bits 0x" << std::hex << float_bits(A) << std::dec << "): got " << got
+                    << ", spec " << want;
+  };
+  for (std::uint32_t expfield : {0u, 1u, 2u, 3u, 4u, 127u, 250u, 253u})
+    for (std::uint32_t m = 0; m < (1u << 23); ++m) check(bits_float((expfield << 23) | m));
+  for (int e = -149; e < 128; ++e) {
+    const float boundary = static_cast<float>(std::ldexp(1.0, e) * std::sqrt(2.0) / 0.156);
+    if (std::isfinite(boundary) && boundary > 0.0f) around(boundary, 1u << 12, [&](float A) { if (A > 0) check(A); });
+  }
+  check(0.0f), check(-0.0f), check(std::numeric_limits<float>::denorm_min());
+  EXPECT_EQ(wrong, 0) << "of " << checked;
+}
+
+// quotient_fma is what the device index writer uses for fl32(x / s): for every positive
+// finite E4M3 scale s, x on and around every code boundary times s, and random x.
+TEST(WriterCodes, FmaQuotientIsCorrectlyRounded) {
+  long checked = 0, wrong = 0;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  for (unsigned byte = 1; byte < 0x7f; ++byte) {
+    const float s = uq::codec::e4m3_to_float(static_cast<std::uint8_t>(byte));
+    const float r = 1.0f / s;
+    auto check = [&](float x) {
+      ++checked;
+      const float want = x / s;
+      const float got = uq::impl::codes::quotient_fma(x, s, r);
+      if (float_bits(got) != float_bits(want) && ++wrong <= 10)
+        ADD_FAILURE() << "x = " << x << ", s = " << s << ": got " << got << ", x / s = " << want;
+    };
+    for (float m : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 6.0f}) around(m * s, 1u << 10, check);
+    for (int i = 0; i < 4096; ++i) check(uni(rng) * 6.5f * s);
+  }
+  EXPECT_EQ(wrong, 0) << "of " << checked;
+}
+
+// A free function: a device lambda may not live in a test body (a private member).
+template <class F, class U>
+void run_kernel_forms(const F& dy, const F& dqx, const F& dqs, const U& uq_codes, const U& nv_codes, const F& quot) {
+  Kokkos::parallel_for(
+      "test::codes", Kokkos::RangePolicy<uqtest::Exec>(0, static_cast<int>(dy.extent(0))), KOKKOS_LAMBDA(const int i) {
+        uq_codes(i) = uq::impl::codes::uq_code_of_twice_y(dy(i));
+        nv_codes(i) = uq::impl::codes::nv_code(dy(i));
+      });
+  Kokkos::parallel_for(
+      "test::quotients", Kokkos::RangePolicy<uqtest::Exec>(0, static_cast<int>(dqx.extent(0))),
+      KOKKOS_LAMBDA(const int i) { quot(i) = uq::impl::codes::quotient(dqx(i), dqs(i), 1.0f / dqs(i)); });
+}
+
+// The functions as the writers' kernels compile them for this build's execution space
+// (on a GPU: the multiply-add search with saturation and the fused-multiply-add
+// quotient; on a host: the counts and the division), on the same inputs.
+TEST(WriterCodes, KernelFormsMatchTheSpec) {
+  std::vector<float> ys;
+  auto add = [&](float y) { ys.push_back(y); };
+  for (float t : {0.25f, 0.5f, 0.75f, 1.25f, 1.5f, 1.75f, 2.5f, 3.5f, 5.0f, 7.0f, 10.0f}) around(t, 1u << 12, add);
+  for (std::uint32_t u = 0; u <= 1u << 12; ++u) add(bits_float(u)), add(bits_float(u | 0x80000000u));
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> uni(-20.0f, 20.0f);
+  for (int i = 0; i < 1 << 18; ++i) add(uni(rng));
+  // quotient inputs: x around m * s for a few scales (s, 1/s) and every midpoint
+  std::vector<float> qx, qs;
+  for (unsigned byte : {0x01u, 0x07u, 0x08u, 0x31u, 0x3fu, 0x41u, 0x5bu, 0x7eu}) {
+    const float s = uq::codec::e4m3_to_float(static_cast<std::uint8_t>(byte));
+    for (float m : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f})
+      around(m * s, 1u << 8, [&](float x) { qx.push_back(x), qs.push_back(s); });
+  }
+  const int n = static_cast<int>(ys.size()), nq = static_cast<int>(qx.size());
+  auto dy = uqtest::to_device(ys, "y", n);
+  auto dqx = uqtest::to_device(qx, "qx", nq);
+  auto dqs = uqtest::to_device(qs, "qs", nq);
+  uqtest::DeviceView<unsigned*> uq_codes("uq", n), nv_codes("nv", n);
+  uqtest::DeviceView<float*> quot("quot", nq);
+  run_kernel_forms(dy, dqx, dqs, uq_codes, nv_codes, quot);
+  const auto hu = uqtest::to_host(uq_codes), hn = uqtest::to_host(nv_codes);
+  const auto hq = uqtest::to_host(quot);
+  long wrong = 0;
+  for (int i = 0; i < n; ++i) {
+    const unsigned want_uq = uq::ultraquant::fp4_code_ties_down(ys[i] * 0.5f);
+    const unsigned want_nv = uq::nvfp4::e2m1_code_nearest_even(ys[i]);
+    if ((hu[i] != want_uq || hn[i] != want_nv) && ++wrong <= 10)
+      ADD_FAILURE() << "y = " << ys[i] << ": uq " << hu[i] << " (spec " << want_uq << "), nv " << hn[i] << " (spec "
+                    << want_nv << ")";
+  }
+  for (int i = 0; i < nq; ++i)
+    if (float_bits(hq[i]) != float_bits(qx[i] / qs[i]) && ++wrong <= 10)
+      ADD_FAILURE() << "x = " << qx[i] << ", s = " << qs[i] << ": quotient " << hq[i] << ", x / s " << qx[i] / qs[i];
+  EXPECT_EQ(wrong, 0);
+}
+
+}  // namespace
