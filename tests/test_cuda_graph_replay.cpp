@@ -39,6 +39,23 @@ cudaGraphExec_t capture(cudaStream_t stream, const std::function<void()>& body) 
   return exec;
 }
 
+// A Kokkos::Cuda instance on a stream of its own: capture is not allowed on the legacy
+// default stream that the default instance uses.
+struct CapturableExec {
+  cudaStream_t stream = nullptr;
+  Kokkos::Cuda exec;
+  CapturableExec() : stream(make()), exec(stream) {}
+  ~CapturableExec() {
+    exec.fence();
+    cudaStreamDestroy(stream);
+  }
+  static cudaStream_t make() {
+    cudaStream_t s = nullptr;
+    EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    return s;
+  }
+};
+
 template <class T>
 std::vector<std::uint8_t> bytes_of(const std::vector<T>& v) {
   std::vector<std::uint8_t> b(v.size() * sizeof(T));
@@ -72,7 +89,8 @@ void decode_replays(uq::Backend backend) {
   Kokkos::deep_copy(lens, in.lens);
   DeviceView<uq::bf16***> out_graph("out_graph", kSeqs, kHk * kQg, 256), out_eager("out_eager", kSeqs, kHk * kQg, 256);
 
-  Kokkos::Cuda exec;
+  CapturableExec on_stream;
+  const Kokkos::Cuda& exec = on_stream.exec;
   uq::DecodeConfig cfg;
   cfg.check = false;
   cfg.backend = backend;
@@ -144,7 +162,8 @@ void score_replays(uq::Backend backend) {
   DeviceView<std::int32_t*> lens("lens", kReqs);
   DeviceView<float***> s_graph("s_graph", kH, kReqs * kQl, kMaxBlocks), s_eager("s_eager", kH, kReqs * kQl, kMaxBlocks);
 
-  Kokkos::Cuda exec;
+  CapturableExec on_stream;
+  const Kokkos::Cuda& exec = on_stream.exec;
   uq::ScoreConfig cfg;
   cfg.query_len = kQl;
   cfg.init_blocks = 1;

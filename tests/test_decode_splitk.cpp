@@ -211,9 +211,9 @@ TEST(DecodeSplitK, LseAnyLayoutOrNoneAndItsChecks) {
   DeviceView<float**> lse_a("lse_a", d.num_seqs, d.hq), lse_b("lse_b", d.num_seqs, d.hq);
   uq::decode(Exec(), in.q, in.cache, in.tables, in.lens, out2, lse_a, cfg);
   ASSERT_EQ(float_bits(to_host(lse_a)), x);
-  uq::decode(in.q, in.cache, in.tables, in.lens, out2, lse_b);
+  uq::decode(in.q, in.cache, in.tables, in.lens, out2, lse_b, cfg);
   ASSERT_EQ(float_bits(to_host(lse_b)), x);
-  uq::decode(Exec(), in.q, in.cache, in.tables, in.lens, out2);
+  uq::decode(Exec(), in.q, in.cache, in.tables, in.lens, out2, cfg);
   const auto c2 = to_host(out2);
   for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i].bits, c2[i].bits);
 

@@ -114,6 +114,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const std::string prefix = "uq " + cmd->name + ": ";
   try {
     const ParsedOptions options = parse_options(cmd->options, rest);
+    // Outputs the command could not write are refused before it reads or computes anything.
+    for (const char* output : {"--out", "--lse"})
+      if (options.has(output)) require_writable_output(options.text(output));
     // An output written to the program's own stdout (--out /dev/stdout) must not get the
     // summary line appended to it.
     const bool out_is_stdout = options.has("--out") && is_standard_output(options.text("--out"));

@@ -137,6 +137,21 @@ bool is_standard_output(const std::string& path) {
   return ::stat(path.c_str(), &a) == 0 && ::fstat(1, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+void require_writable_output(const std::string& path) {
+  const Resolved r = resolve(path);
+  if (r.kind == Resolved::Kind::Through) return;  // opened (and, for a FIFO, waited on) when written
+  if (r.kind == Resolved::Kind::Replace) {
+    // The same probe as OutputFile's: no O_TRUNC, nothing changes.
+    const int probe = ::open(r.file.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (probe < 0) throw IoError(path, "cannot write: " + errno_text());
+    ::close(probe);
+  }
+  const std::string folder = folder_of(r.file);
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    throw IoError(path, "cannot create a temporary file in '" + folder +
+                            "' (the output is written there, then renamed over its name): " + errno_text());
+}
+
 OutputFile::OutputFile(const std::string& path, std::uint64_t bytes, const std::string& what) : path_(path) {
   const Resolved r = resolve(path);
   target_ = r.file;

@@ -58,6 +58,11 @@ class OutputFile {
   int fd_ = -1;
 };
 
+// Refuses, before any work is done, an output the command could not write: what OutputFile
+// would refuse (IoError) — a directory, a block device or socket, a file the user could not
+// open for writing, a folder where its temporary cannot be created. Writes nothing.
+void require_writable_output(const std::string& path);
+
 // Throws InputError(path, ...) when `bytes` exceed the free space of the file system
 // that would hold a new or replaced `path` (no check where that cannot be told).
 void require_space_for(const std::string& path, std::uint64_t bytes, const std::string& what);

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The CUDA suite on a lent H200, from binaries built on the CPU machine (./uq build --kokkos cuda):
+# every test program, compute-sanitizer on the bad-data / misaligned / graph tests, then the
+# benchmarks. Pack the binaries here with
+#   perf/h200_suite.sh pack build/cuda .dev/h200      (-> .dev/h200/bin.tar.xz + the libraries)
+# and run on the device, in the repository root, with
+#   perf/h200_suite.sh run .dev/h200 "$OUT" [tests|bench|all]
+# (bench: the benchmarks only, each program limited to BENCH_SECONDS (default 150), filtered by
+# BENCH_FILTER_<program> when set). Logs and benchmark JSON go to the output folder; the last
+# lines printed are the summary.
+set -uo pipefail
+
+pack() {  # build_dir dest
+  local build="$1" dest="$2"
+  mkdir -p "$dest"
+  local files=()
+  for f in "$build"/tests/test_* "$build"/perf/bench_* "$build"/src/cli/uq; do
+    [ -x "$f" ] && [ -f "$f" ] && files+=("${f#"$build"/}")
+  done
+  tar -C "$build" -cJf "$dest/bin.tar.xz" "${files[@]}"
+  # Google Benchmark is a shared Debian library the device image lacks.
+  cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian "$dest/"
+  echo "packed ${#files[@]} programs into $dest ($(du -sh "$dest" | cut -f1))"
+}
+
+run() {  # pack_dir out_dir [tests|bench|all]
+  local pack="$1" out="$2" what="${3:-all}"
+  local bin=/tmp/uq-h200
+  rm -rf "$bin" && mkdir -p "$bin" && tar -C "$bin" -xJf "$pack/bin.tar.xz" || exit 1
+  export LD_LIBRARY_PATH="$PWD/$pack${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # The CLI tests name the program and their fixtures by the absolute paths of the build machine.
+  local root=/work/main
+  if [ "$PWD" != "$root" ] && [ ! -e "$root" ]; then mkdir -p /work && ln -s "$PWD" "$root"; fi
+  mkdir -p "$root/build/cuda/src/cli" && cp "$bin/src/cli/uq" "$root/build/cuda/src/cli/uq"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+  local pass=0 fail=0 failed="" san=0
+  if [ "$what" != bench ]; then
+  for t in "$bin"/tests/test_*; do
+    local name; name=$(basename "$t")
+    if "$t" >"$out/$name.log" 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); failed="$failed $name"; fi
+    echo "$name: $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/$name.log" | tr '\n' ' ')"
+  done
+  # Sanitizers: the bad-data, misaligned-cache and graph-replay cases of both operations.
+  for spec in "test_decode_bad_data:*" "test_sm90_decode:*Bad*:*Misaligned*:*Padded*" \
+              "test_sm90_score:*Bad*:*bad*" "test_cuda_graph_replay:*Auto*" "test_large_caches:*"; do
+    local prog=${spec%%:*} filter=${spec#*:}
+    for tool in memcheck racecheck; do
+      [ "$tool" = racecheck ] && [ "$prog" = test_large_caches ] && continue
+      if compute-sanitizer --tool "$tool" --error-exitcode 99 "$bin/tests/$prog" --gtest_filter="$filter" \
+           >"$out/san_${tool}_$prog.log" 2>&1; then
+        echo "sanitizer $tool $prog: clean ($(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/san_${tool}_$prog.log"))"
+      else
+        san=$((san + 1)); echo "sanitizer $tool $prog: FAILED (see san_${tool}_$prog.log)"
+      fi
+    done
+  done
+  echo "tests: $pass programs passed, $fail failed:$failed; sanitizer failures: $san"
+  fi
+  [ "$what" = tests ] && return 0
+  for b in "$bin"/perf/bench_*; do
+    local name; name=$(basename "$b")
+    local var="BENCH_FILTER_$name" filter=()
+    [ -n "${!var:-}" ] && filter=(--benchmark_filter="${!var}")
+    timeout "${BENCH_SECONDS:-150}" "$b" "${filter[@]}" --benchmark_out="$out/$name.json" \
+      --benchmark_out_format=json --benchmark_min_time=0.05 >"$out/$name.txt" 2>&1 || echo "$name: exit $?"
+    echo "$name: $(grep -c '^[a-z_]*/' "$out/$name.txt") rows"
+  done
+}
+
+case "${1:-}" in
+  pack) shift; pack "$@" ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: $0 pack BUILD_DIR DEST | run PACK_DIR OUT_DIR" >&2; exit 2 ;;
+esac
