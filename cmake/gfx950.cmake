@@ -261,6 +261,12 @@ function(uq_gfx950_find_tools)
   set(_hints /usr/lib/llvm-22/bin)
   find_program(UQ_GFX950_CLANG NAMES clang++-22 clang++ HINTS ${_hints} NO_DEFAULT_PATH)
   find_program(UQ_GFX950_CLANG NAMES clang++-22)
+  # The other tools are looked for beside that clang first (-DUQ_GFX950_CLANG=<ROCm's or
+  # another clang> then brings its own LLVM tools), then in LLVM 22's folder.
+  if(UQ_GFX950_CLANG)
+    get_filename_component(_clang_dir "${UQ_GFX950_CLANG}" DIRECTORY)
+    set(_hints "${_clang_dir}" ${_hints})
+  endif()
   find_program(UQ_GFX950_LLD NAMES ld.lld-22 ld.lld HINTS ${_hints} NO_DEFAULT_PATH)
   find_program(UQ_GFX950_LLD NAMES ld.lld-22)
   find_program(UQ_GFX950_OBJDUMP NAMES llvm-objdump-22 llvm-objdump HINTS ${_hints} NO_DEFAULT_PATH)
