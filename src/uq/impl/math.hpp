@@ -1,6 +1,8 @@
-// The few math functions the generic kernels need, spelled for Kokkos 3.x and 4.x
-// (Kokkos::Experimental::exp moved to Kokkos::exp in 4.0).
+// The few math functions the generic kernels need (exp's Kokkos 3.x / 4.x spelling:
+// uq/impl/kokkos_compat.hpp).
 #pragma once
+
+#include "uq/impl/kokkos_compat.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -9,13 +11,7 @@
 namespace uq {
 namespace impl {
 
-KOKKOS_INLINE_FUNCTION float exp_f32(float x) {
-#if KOKKOS_VERSION >= 40000
-  return Kokkos::exp(x);
-#else
-  return Kokkos::Experimental::exp(x);
-#endif
-}
+KOKKOS_INLINE_FUNCTION float exp_f32(float x) { return kokkos_exp(x); }
 
 KOKKOS_INLINE_FUNCTION float max_f32(float a, float b) { return a > b ? a : b; }
 KOKKOS_INLINE_FUNCTION std::int64_t min_i64(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
