@@ -25,9 +25,19 @@
 #                                                (not the printed text) matches regex
 #       Adds a ctest test that disassembles the object (llvm-objdump-22) and reads its AMDGPU
 #       metadata notes (llvm-readelf-22 --notes) at test time.
+#   uq_gfx950_linked_isa_checks(<program-target> OBJECTS <object-target>...
+#                               [EXPECT_NOT_LINKED])
+#       Runs every uq_gfx950_isa_check made so far on those objects' kernels once more, on
+#       the gfx950 code objects inside the linked program's offload bundles (the .hip_fatbin
+#       section; cmake/gfx950_bundles.cmake): ctest tests hip_linked_isa.<program>.<test>.
+#       EXPECT_NOT_LINKED: self-tests (hip_self_test.not_linked.<program>.<test>) that pass
+#       only if the kernels are absent, for a program that never calls their launchers.
 #
 # The same file is the checker when run as a script:
 #   cmake -DUQ_GFX950_CHECK=<settings file> -P gfx950.cmake
+#   cmake -DUQ_GFX950_CHECK=<settings file> -DUQ_GFX950_LINKED=<program> -DUQ_GFX950_BUNDLER=<...>
+#         -DUQ_GFX950_OBJCOPY=<...> -P gfx950.cmake     (the same check, on the code object of
+#                                                        KERNEL inside a linked program)
 
 cmake_policy(PUSH)
 cmake_policy(VERSION 3.16...3.25)
@@ -35,6 +45,25 @@ cmake_policy(VERSION 3.16...3.25)
 # ============================================================== script mode: the checker
 if(CMAKE_SCRIPT_MODE_FILE AND DEFINED UQ_GFX950_CHECK)
   include("${UQ_GFX950_CHECK}")  # sets OBJECT OBJDUMP READELF KERNEL REQUIRE FORBID ...
+  if(DEFINED UQ_GFX950_LINKED)
+    # The same settings, read from the code object that holds KERNEL in a linked program.
+    include("${CMAKE_CURRENT_LIST_DIR}/gfx950_bundles.cmake")
+    uq_gfx950_kernel_code_object("${UQ_GFX950_LINKED}" "${KERNEL}" OBJECT)
+    if(UQ_GFX950_EXPECT_NOT_LINKED)  # self-test: a program that never calls the launcher
+      if(OBJECT)
+        message(FATAL_ERROR "gfx950 linked-check self-test FAILED: ${KERNEL} is linked into "
+                            "${UQ_GFX950_LINKED} (${OBJECT}), which should not hold it")
+      endif()
+      message(STATUS "gfx950 linked-check self-test passed: ${KERNEL} is not in ${UQ_GFX950_LINKED}")
+      cmake_policy(POP)
+      return()
+    endif()
+    if(NOT OBJECT)
+      message(FATAL_ERROR "gfx950 ISA check: kernel '${KERNEL}' is in none of the gfx950 code "
+                          "objects linked into ${UQ_GFX950_LINKED}: its launcher was not linked")
+    endif()
+    message(STATUS "gfx950 ISA check of ${KERNEL} as linked into ${UQ_GFX950_LINKED}: ${OBJECT}")
+  endif()
 
   set(_failures "")
   macro(_uq_fail text)
@@ -223,6 +252,8 @@ endif()
 
 # ============================================================== configure mode
 set(_UQ_GFX950_CMAKE_FILE "${CMAKE_CURRENT_LIST_FILE}")
+# (also for callers in other directories, where the variable above is not set)
+set_property(GLOBAL PROPERTY UQ_GFX950_CMAKE_FILE "${CMAKE_CURRENT_LIST_FILE}")
 
 # Finds clang-22 (with lld-22 for the device link) and the LLVM-22 binutils; a missing tool
 # is a configure error, because UQ_BUILD_GFX950 asked for the gfx950 build.
@@ -230,12 +261,24 @@ function(uq_gfx950_find_tools)
   set(_hints /usr/lib/llvm-22/bin)
   find_program(UQ_GFX950_CLANG NAMES clang++-22 clang++ HINTS ${_hints} NO_DEFAULT_PATH)
   find_program(UQ_GFX950_CLANG NAMES clang++-22)
+  # The other tools are looked for beside that clang first (-DUQ_GFX950_CLANG=<ROCm's or
+  # another clang> then brings its own LLVM tools), then in LLVM 22's folder.
+  if(UQ_GFX950_CLANG)
+    get_filename_component(_clang_dir "${UQ_GFX950_CLANG}" DIRECTORY)
+    set(_hints "${_clang_dir}" ${_hints})
+  endif()
   find_program(UQ_GFX950_LLD NAMES ld.lld-22 ld.lld HINTS ${_hints} NO_DEFAULT_PATH)
   find_program(UQ_GFX950_LLD NAMES ld.lld-22)
   find_program(UQ_GFX950_OBJDUMP NAMES llvm-objdump-22 llvm-objdump HINTS ${_hints} NO_DEFAULT_PATH)
   find_program(UQ_GFX950_OBJDUMP NAMES llvm-objdump-22)
   find_program(UQ_GFX950_READELF NAMES llvm-readelf-22 llvm-readelf HINTS ${_hints} NO_DEFAULT_PATH)
   find_program(UQ_GFX950_READELF NAMES llvm-readelf-22)
+  # Only for reading linked programs (uq_gfx950_linked_isa_checks): not required here.
+  find_program(UQ_GFX950_BUNDLER NAMES clang-offload-bundler-22 clang-offload-bundler HINTS ${_hints}
+               NO_DEFAULT_PATH)
+  find_program(UQ_GFX950_BUNDLER NAMES clang-offload-bundler-22)
+  find_program(UQ_GFX950_OBJCOPY NAMES llvm-objcopy-22 llvm-objcopy HINTS ${_hints} NO_DEFAULT_PATH)
+  find_program(UQ_GFX950_OBJCOPY NAMES llvm-objcopy-22)
   foreach(_tool CLANG LLD OBJDUMP READELF)
     if(NOT UQ_GFX950_${_tool})
       message(FATAL_ERROR "UQ_BUILD_GFX950=ON needs clang-22, lld-22 and llvm-22 (missing: "
@@ -319,8 +362,45 @@ function(uq_gfx950_isa_check test object_target)
     string(APPEND _text "set(NO_SCRATCH FALSE)\n")
   endif()
   file(WRITE "${_settings}" "${_text}")
+  if("${ARG_EXPECT_FAILURE}" STREQUAL "")  # the checker's self-tests are not checks of a kernel
+    set_property(GLOBAL APPEND PROPERTY UQ_GFX950_ISA_CHECKS "${test}|${object_target}|${_settings}")
+  endif()
   add_test(NAME ${test}
            COMMAND "${CMAKE_COMMAND}" "-DUQ_GFX950_CHECK=${_settings}" -P "${_UQ_GFX950_CMAKE_FILE}")
+endfunction()
+
+function(uq_gfx950_linked_isa_checks program)
+  cmake_parse_arguments(ARG "EXPECT_NOT_LINKED" "" "OBJECTS" ${ARGN})
+  set(_name hip_linked_isa)
+  set(_expect "")
+  if(ARG_EXPECT_NOT_LINKED)
+    set(_name hip_self_test.not_linked)
+    set(_expect -DUQ_GFX950_EXPECT_NOT_LINKED=ON)
+  endif()
+  if(NOT UQ_GFX950_BUNDLER OR NOT UQ_GFX950_OBJCOPY)
+    message(FATAL_ERROR "uq_gfx950_linked_isa_checks needs clang-offload-bundler-22 (clang-tools-22) "
+                        "and llvm-objcopy-22 (llvm-22)")
+  endif()
+  get_property(_checks GLOBAL PROPERTY UQ_GFX950_ISA_CHECKS)
+  get_property(_checker GLOBAL PROPERTY UQ_GFX950_CMAKE_FILE)
+  set(_added 0)
+  foreach(_check IN LISTS _checks)
+    string(REPLACE "|" ";" _fields "${_check}")
+    list(GET _fields 0 _test)
+    list(GET _fields 1 _object)
+    list(GET _fields 2 _settings)
+    if(NOT _object IN_LIST ARG_OBJECTS)
+      continue()
+    endif()
+    add_test(NAME ${_name}.${program}.${_test}
+             COMMAND "${CMAKE_COMMAND}" "-DUQ_GFX950_CHECK=${_settings}" ${_expect}
+                     "-DUQ_GFX950_LINKED=$<TARGET_FILE:${program}>" "-DUQ_GFX950_BUNDLER=${UQ_GFX950_BUNDLER}"
+                     "-DUQ_GFX950_OBJCOPY=${UQ_GFX950_OBJCOPY}" -P "${_checker}")
+    math(EXPR _added "${_added} + 1")
+  endforeach()
+  if(_added EQUAL 0)
+    message(FATAL_ERROR "uq_gfx950_linked_isa_checks(${program}): no ISA check reads ${ARG_OBJECTS}")
+  endif()
 endfunction()
 
 cmake_policy(POP)

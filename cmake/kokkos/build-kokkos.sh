@@ -5,10 +5,12 @@
 #
 #   cmake/kokkos/build-kokkos.sh openmp    OpenMP + Serial, g++
 #   cmake/kokkos/build-kokkos.sh cuda      CUDA (sm_90, lambdas) + OpenMP, nvcc_wrapper
+#   cmake/kokkos/build-kokkos.sh hip       HIP (gfx950) + Serial, clang++-22 and Debian's HIP
+#                                          5.2, for compiling and linking only (see README.md)
 #
 # stdout carries exactly one line, the install prefix (for -DKokkos_ROOT=...); all progress
 # goes to stderr. The hash covers this script, the apt sources file, the patches, the source
-# package's version and the compilers' versions: an unchanged set of inputs reuses the install
+# package's version, the compilers' versions (and, for hip, the device-library packages'): an unchanged set of inputs reuses the install
 # (a quick no-op), a changed one builds a new prefix next to the old one. Builds of the same
 # prefix are serialised with flock, and a prefix counts as installed only once its stamp file
 # (uq-kokkos.txt) is written, last, so an interrupted build is redone, never half-used.
@@ -33,11 +35,11 @@ STAMP_NAME=uq-kokkos.txt
 say() { printf '[build-kokkos] %s\n' "$*" >&2; }
 die() { printf '[build-kokkos] error: %s\n' "$*" >&2; exit 1; }
 
-usage() { die "usage: $0 openmp|cuda   (prints the Kokkos install prefix on stdout)"; }
+usage() { die "usage: $0 openmp|cuda|hip   (prints the Kokkos install prefix on stdout)"; }
 
 VARIANT="${1:-}"
 case "$VARIANT" in
-  openmp|cuda) ;;
+  openmp|cuda|hip) ;;
   *) usage ;;
 esac
 [ $# -eq 1 ] || usage
@@ -45,6 +47,8 @@ esac
 # ---------------------------------------------------------------- Debian packages
 # Tools the build needs; the CUDA toolkit is not a Debian package and is checked separately.
 NEEDED_PKGS=(cmake make g++ patch tar gzip xz-utils util-linux debian-archive-keyring)
+# hip: the compiler, its device linker and Debian's HIP runtime (headers, libamdhip64).
+HIP_PKGS=(clang-22 lld-22 libamdhip64-dev)
 
 missing_pkgs() {  # one dpkg-query for all: this runs on every (usually no-op) call
   local installed p
@@ -95,7 +99,20 @@ compiler_identity() {
   if [ "$VARIANT" = cuda ]; then
     echo "nvcc $("$NVCC" --version | tail -n 1)"
   fi
+  if [ "$VARIANT" = hip ]; then
+    echo "clang $("$HIP_CXX" --version | head -n 1)"
+    echo "hip $(dpkg-query -W -f='${Package} ${Version}' libamdhip64-dev)"
+  fi
 }
+
+# ---------------------------------------------------------------- hip: device libraries
+# clang-22 compiles HIP for gfx950 only with AMD's device libraries (ocml, ockl, oclc_*)
+# built for gfx950; Debian 12's rocm-device-libs stop at gfx940. Sid's rocm-device-libs-21
+# has gfx950, and bookworm's rocm-device-libs has the hip.bc that Debian 12's HIP 5.2
+# headers need (__threadfence calls its __atomic_work_item_fence; the 7.x one has none).
+# Both .debs are fetched with `apt-get download` through rocm-device-libs.list and unpacked
+# with dpkg-deb -x into the install prefix; nothing is installed on the machine.
+source "$HERE/hip-device-libs.sh"
 
 # ---------------------------------------------------------------- Debian source package
 # apt works on the project's sources file and on lists kept in the cache; the machine's apt
@@ -191,6 +208,12 @@ kokkos_cmake_args() {
   case "$VARIANT" in
     openmp)
       args+=(-DCMAKE_CXX_COMPILER=g++ -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON) ;;
+    hip)
+      # Kokkos_HIP_OPTIONS (patch 06) reach every HIP compile of Kokkos and its consumers.
+      local options
+      options=$(hip_compile_options "$prefix/$HIP_BITCODE_DIR" | paste -sd';')
+      args+=("-DCMAKE_CXX_COMPILER=$HIP_CXX" -DKokkos_ENABLE_HIP=ON -DKokkos_ENABLE_SERIAL=ON
+             -DKokkos_ARCH_AMD_GFX950=ON "-DKokkos_HIP_OPTIONS=$options") ;;
     cuda)
       # Kokkos records its compiler in its CMake package; the installed wrapper is the one
       # that stays, so build with it (copied into the prefix before configuring).
@@ -227,6 +250,9 @@ build_and_install() {  # prefix version orig_tarball fetch_seconds
   say "Kokkos $kversion from $(basename "$orig")"
   apply_patches "$work/kokkos"
 
+  if [ "$VARIANT" = hip ]; then
+    install_device_libs "$prefix/$HIP_BITCODE_DIR"
+  fi
   if [ "$VARIANT" = cuda ]; then
     mkdir -p "$prefix/bin"
     cp "$work/kokkos/bin/nvcc_wrapper" "$prefix/bin/nvcc_wrapper"
@@ -257,6 +283,7 @@ build_and_install() {  # prefix version orig_tarball fetch_seconds
     echo "source: Debian $SOURCE_PACKAGE $version ($(basename "$orig"))"
     echo "patches: $(cd "$PATCH_DIR" && echo *.patch)"
     compiler_identity | sed 's/^/compiler: /'
+    if [ "$VARIANT" = hip ]; then device_lib_identity | sed 's/^/device libraries: /'; fi
     echo "cmake: ${args[*]}"
     echo "fetch_seconds: $t_fetch"
     echo "build_seconds: $t_build"
@@ -269,12 +296,18 @@ build_and_install() {  # prefix version orig_tarball fetch_seconds
 }
 
 # ---------------------------------------------------------------- main
+if [ "$VARIANT" = hip ]; then NEEDED_PKGS+=("${HIP_PKGS[@]}"); fi
 ensure_pkgs "${NEEDED_PKGS[@]}"
 if ! mkdir -p "$SRC_CACHE" 2>/dev/null || [ ! -w "$CACHE" ]; then
   die "cannot write the cache folder $CACHE: set UQ_CACHE to a writable folder"
 fi
 NVCC=""
 if [ "$VARIANT" = cuda ]; then NVCC=$(find_nvcc); fi
+HIP_CXX=""
+if [ "$VARIANT" = hip ]; then
+  HIP_CXX=$(command -v clang++-22) || die "the hip variant needs clang++-22 (Debian package clang-22)"
+  DEVICE_LIBS=$(device_lib_versions) || die "could not read the device libraries' apt index"
+fi
 
 VERSION=$(source_version) || die "could not read the apt source index in $APT_DIR"
 [ -n "$VERSION" ] || die "no source package '$SOURCE_PACKAGE' in the index of $SOURCES_LIST"
@@ -284,6 +317,13 @@ KEY=$(
     echo "variant $VARIANT"
     echo "source $SOURCE_PACKAGE $VERSION"
     compiler_identity
+    if [ "$VARIANT" = hip ]; then
+      device_lib_identity
+      for f in "$HERE/hip-device-libs.sh" "$DEVICE_LIBS_LIST"; do
+        echo "file $(basename "$f")"
+        cat "$f"
+      done
+    fi
     for f in "$SELF" "$SOURCES_LIST" "$PATCH_DIR"/*.patch; do
       echo "file $(basename "$f")"
       cat "$f"
@@ -311,6 +351,12 @@ if [ ! -f "$PREFIX/$STAMP_NAME" ]; then
     # (the new version gives a new hash, hence a new prefix).
     [ "${UQ_KOKKOS_RETRIED:-0}" = 0 ] || die "could not download $SOURCE_PACKAGE $VERSION"
     say "$SOURCE_PACKAGE $VERSION could not be downloaded; refreshing the source index and retrying"
+    exec 9>&-
+    UQ_KOKKOS_RETRIED=1 UQ_KOKKOS_REFRESH=1 exec "$SELF" "$VARIANT" 1>&3
+  fi
+  if [ "$VARIANT" = hip ] && ! fetch_device_libs; then
+    [ "${UQ_KOKKOS_RETRIED:-0}" = 0 ] || die "could not download the device libraries: $DEVICE_LIBS"
+    say "a device-library package could not be downloaded; refreshing the indexes and retrying"
     exec 9>&-
     UQ_KOKKOS_RETRIED=1 UQ_KOKKOS_REFRESH=1 exec "$SELF" "$VARIANT" 1>&3
   fi

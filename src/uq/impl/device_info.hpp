@@ -1,9 +1,9 @@
-// DeviceInfo of a Kokkos execution space (what backend selection needs), and the one
-// place that spells the HIP execution space (Kokkos::Experimental::HIP before 4.0,
-// Kokkos::HIP since).
+// DeviceInfo of a Kokkos execution space (what backend selection needs). The HIP
+// execution space's name (HipSpace) comes from uq/impl/kokkos_compat.hpp.
 #pragma once
 
 #include "uq/backend.hpp"
+#include "uq/impl/kokkos_compat.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -19,14 +19,6 @@
 
 namespace uq {
 namespace impl {
-
-#if defined(KOKKOS_ENABLE_HIP)
-#if KOKKOS_VERSION >= 40000
-using HipSpace = Kokkos::HIP;
-#else
-using HipSpace = Kokkos::Experimental::HIP;
-#endif
-#endif
 
 // The tuned paths compiled into this build (each needs its Kokkos backend too).
 inline BuiltPaths built_paths() {
