@@ -5,8 +5,8 @@
 #   perf/h200_suite.sh pack build/cuda .dev/h200      (-> .dev/h200/bin.tar.xz + the libraries)
 # and run on the device, in the repository root, with
 #   perf/h200_suite.sh run .dev/h200 "$OUT" [tests|bench|all]
-# (bench: the benchmarks only, each program limited to BENCH_SECONDS (default 150), filtered by
-# BENCH_FILTER_<program> when set). Logs and benchmark JSON go to the output folder; the last
+# (bench: the benchmarks only, each program limited to BENCH_SECONDS_<program> or BENCH_SECONDS
+# (default 150) seconds, filtered by BENCH_FILTER_<program> when set). Logs and benchmark JSON go to the output folder; the last
 # lines printed are the summary.
 set -uo pipefail
 
@@ -61,7 +61,8 @@ run() {  # pack_dir out_dir [tests|bench|all]
     local name; name=$(basename "$b")
     local var="BENCH_FILTER_$name" filter=()
     [ -n "${!var:-}" ] && filter=(--benchmark_filter="${!var}")
-    timeout "${BENCH_SECONDS:-150}" "$b" "${filter[@]}" --benchmark_out="$out/$name.json" \
+    local svar="BENCH_SECONDS_$name"
+    timeout "${!svar:-${BENCH_SECONDS:-150}}" "$b" "${filter[@]}" --benchmark_out="$out/$name.json" \
       --benchmark_out_format=json --benchmark_min_time=0.05 >"$out/$name.txt" 2>&1 || echo "$name: exit $?"
     echo "$name: $(grep -c '^[a-z_]*/' "$out/$name.txt") rows"
   done

@@ -27,13 +27,6 @@ KOKKOS_INLINE_FUNCTION void wht_butterfly(float* x, int s, int j) {
   x[k] = a - b;
 }
 
-// In place, one thread.
-KOKKOS_INLINE_FUNCTION void wht256(float* x) {
-  for (int s = 0; s < 8; ++s)
-    for (int j = 0; j < kHeadDim / 2; ++j) wht_butterfly(x, s, j);
-  for (int i = 0; i < kHeadDim; ++i) x[i] *= 0.0625f;
-}
-
 // In place on `rows` rows of 256 floats (row r at x + r * 256) in team scratch, the
 // team's threads sharing the butterflies. Ends with a team barrier.
 template <class Member>
