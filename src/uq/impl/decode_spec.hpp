@@ -64,18 +64,19 @@ struct DecodeSpec {
                                int num_seqs, const Out& out, const Lse& lse, bool direct) {
     (void)path, (void)exec, (void)q, (void)cache, (void)block_tables, (void)seq_lens, (void)partials, (void)counts;
     (void)p, (void)num_seqs, (void)out, (void)lse, (void)direct;
+    const NoDecodeOut<MemSpace> no_out;
+    const NoDecodeLse<MemSpace> no_lse;
     try {
 #if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
       if constexpr (std::is_same<ExecSpace, HipSpace>::value) {
         if (path == Path::Gfx950) {
-          auto l = gfx950::decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
-                                                    static_cast<void*>(exec.hip_stream()));
-          if (direct) set_direct_outputs(l, out, lse);
-          (void)gfx950::make_decode_kernel_args(l);
-          if (!direct) {
-            auto r = gfx950::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.hip_stream()));
-            set_reduce_lse(r, lse);
-            (void)gfx950::make_reduce_kernel_args(r);
+          if (direct) {
+            (void)gfx950::make_decode_kernel_args(
+                gfx950_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse));
+          } else {
+            (void)gfx950::make_decode_kernel_args(gfx950_partitions(exec, q, cache, block_tables, seq_lens, partials,
+                                                                    counts, p, num_seqs, no_out, no_lse));
+            (void)gfx950::make_reduce_kernel_args(gfx950_reduce(exec, partials, out, lse, p, num_seqs));
           }
         }
       }
@@ -83,14 +84,13 @@ struct DecodeSpec {
 #if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
       if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
         if (path == Path::Sm90) {
-          auto l = sm90::decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
-                                                  static_cast<void*>(exec.cuda_stream()));
-          if (direct) set_direct_outputs(l, out, lse);
-          (void)sm90::make_decode_kernel_args(l);
-          if (!direct) {
-            auto r = sm90::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.cuda_stream()));
-            set_reduce_lse(r, lse);
-            (void)sm90::make_reduce_kernel_args(r);
+          if (direct) {
+            (void)sm90::make_decode_kernel_args(
+                sm90_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse));
+          } else {
+            (void)sm90::make_decode_kernel_args(sm90_partitions(exec, q, cache, block_tables, seq_lens, partials,
+                                                                counts, p, num_seqs, no_out, no_lse));
+            (void)sm90::make_reduce_kernel_args(sm90_reduce(exec, partials, out, lse, p, num_seqs));
           }
         }
       }
@@ -110,10 +110,8 @@ struct DecodeSpec {
 #if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
     if constexpr (std::is_same<ExecSpace, HipSpace>::value) {
       if (path == Path::Gfx950) {
-        auto l = gfx950::decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
-                                                  static_cast<void*>(exec.hip_stream()));
-        if (out.data() != nullptr) set_direct_outputs(l, out, lse);
-        gfx950::launch_decode_partitions(l);
+        gfx950::launch_decode_partitions(
+            gfx950_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse));
         return;
       }
     }
@@ -121,10 +119,8 @@ struct DecodeSpec {
 #if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
     if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
       if (path == Path::Sm90) {
-        auto l = sm90::decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
-                                                static_cast<void*>(exec.cuda_stream()));
-        if (out.data() != nullptr) set_direct_outputs(l, out, lse);
-        sm90::launch_decode_partitions(l);
+        sm90::launch_decode_partitions(
+            sm90_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse));
         return;
       }
     }
@@ -145,9 +141,7 @@ struct DecodeSpec {
 #if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
     if constexpr (std::is_same<ExecSpace, HipSpace>::value) {
       if (path == Path::Gfx950) {
-        auto l = gfx950::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.hip_stream()));
-        set_reduce_lse(l, lse);
-        gfx950::launch_decode_reduce(l);
+        gfx950::launch_decode_reduce(gfx950_reduce(exec, partials, out, lse, p, num_seqs));
         return;
       }
     }
@@ -155,9 +149,7 @@ struct DecodeSpec {
 #if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
     if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
       if (path == Path::Sm90) {
-        auto l = sm90::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.cuda_stream()));
-        set_reduce_lse(l, lse);
-        sm90::launch_decode_reduce(l);
+        sm90::launch_decode_reduce(sm90_reduce(exec, partials, out, lse, p, num_seqs));
         return;
       }
     }
@@ -175,6 +167,47 @@ struct DecodeSpec {
   }
 
  private:
+  // The tuned paths' launch descriptions, built one way for the launch and for the rejection.
+  // out.data() != nullptr: the one-kernel run (P = 1) writes out (and lse) itself.
+#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
+  template <class Q, class Tables, class Lens, class Counts, class Out, class Lse>
+  static DecodePartitionsLaunch gfx950_partitions(const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
+                                                  const Tables& block_tables, const Lens& seq_lens,
+                                                  const DecodePartials<MemSpace>& partials, const Counts& counts,
+                                                  const DecodeParams& p, int num_seqs, const Out& out, const Lse& lse) {
+    auto l = gfx950::decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
+                                              static_cast<void*>(exec.hip_stream()));
+    if (out.data() != nullptr) set_direct_outputs(l, out, lse);
+    return l;
+  }
+  template <class Out, class Lse>
+  static DecodeReduceLaunch gfx950_reduce(const ExecSpace& exec, const DecodePartials<MemSpace>& partials,
+                                          const Out& out, const Lse& lse, const DecodeParams& p, int num_seqs) {
+    auto l = gfx950::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.hip_stream()));
+    set_reduce_lse(l, lse);
+    return l;
+  }
+#endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
+  template <class Q, class Tables, class Lens, class Counts, class Out, class Lse>
+  static DecodePartitionsLaunch sm90_partitions(const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
+                                                const Tables& block_tables, const Lens& seq_lens,
+                                                const DecodePartials<MemSpace>& partials, const Counts& counts,
+                                                const DecodeParams& p, int num_seqs, const Out& out, const Lse& lse) {
+    auto l = sm90::decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
+                                            static_cast<void*>(exec.cuda_stream()));
+    if (out.data() != nullptr) set_direct_outputs(l, out, lse);
+    return l;
+  }
+  template <class Out, class Lse>
+  static DecodeReduceLaunch sm90_reduce(const ExecSpace& exec, const DecodePartials<MemSpace>& partials,
+                                        const Out& out, const Lse& lse, const DecodeParams& p, int num_seqs) {
+    auto l = sm90::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.cuda_stream()));
+    set_reduce_lse(l, lse);
+    return l;
+  }
+#endif
+
   template <int QG, class Q, class Tables, class Lens, class Counts, class Out, class Lse>
   static void generic(const ExecSpace& exec, const Q& q, const CacheAddressing& cache, const Tables& block_tables,
                       const Lens& seq_lens, const DecodePartials<MemSpace>& partials, const Counts& counts,
