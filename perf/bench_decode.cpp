@@ -44,16 +44,10 @@ struct DecodeInputs {
   Kokkos::View<std::int32_t*, Kokkos::LayoutRight, Mem> lens;
 };
 
-DecodeInputs make_inputs(const DecodeShapeArgs& s, std::uint64_t seed) {
-  DecodeInputs in;
-  const int nb = (s.context + s.block_size - 1) / s.block_size;
-  const std::int64_t blocks = static_cast<std::int64_t>(s.batch) * nb;
-  in.q = decltype(in.q)("q", s.batch, s.kv_heads * s.qg, 256);
-  in.cache = decltype(in.cache)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "cache"), blocks, s.block_size,
-                                s.kv_heads, 272);
-  in.tables = decltype(in.tables)("tables", s.batch, nb);
-  in.lens = decltype(in.lens)("lens", s.batch);
-  auto cache = in.cache;
+// Random cache bytes with scale bytes in a sane range (118..129), and random q: hashed from the
+// element index and the seed, on the device (a 36 GB engine cache is filled in place).
+template <class Cache, class Q>
+void fill_cache_and_q(const Cache& cache, const Q& q, std::uint64_t seed) {
   const std::int64_t bytes = static_cast<std::int64_t>(cache.size());
   auto flat = Kokkos::View<std::uint8_t*, Mem, Kokkos::MemoryUnmanaged>(cache.data(), bytes);
   Kokkos::parallel_for(
@@ -64,12 +58,23 @@ DecodeInputs make_inputs(const DecodeShapeArgs& s, std::uint64_t seed) {
         const bool scale = (o >= 128 && o < 136) || (o >= 264);
         flat(i) = static_cast<std::uint8_t>(scale ? 118 + h % 12 : h);
       });
-  auto q = in.q;
   Kokkos::parallel_for(
       "bench::fill_q", Kokkos::RangePolicy<Exec>(0, static_cast<int>(q.size())), KOKKOS_LAMBDA(const int i) {
         const float x = (static_cast<float>(uqbench::hash32(static_cast<std::uint64_t>(i) + seed * 7) % 2001) - 1000.0f) / 400.0f;
         q.data()[i] = uq::codec::float_to_bf16(x);
       });
+}
+
+DecodeInputs make_inputs(const DecodeShapeArgs& s, std::uint64_t seed) {
+  DecodeInputs in;
+  const int nb = (s.context + s.block_size - 1) / s.block_size;
+  const std::int64_t blocks = static_cast<std::int64_t>(s.batch) * nb;
+  in.q = decltype(in.q)("q", s.batch, s.kv_heads * s.qg, 256);
+  in.cache = decltype(in.cache)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "cache"), blocks, s.block_size,
+                                s.kv_heads, 272);
+  in.tables = decltype(in.tables)("tables", s.batch, nb);
+  in.lens = decltype(in.lens)("lens", s.batch);
+  fill_cache_and_q(in.cache, in.q, seed);
   uqbench::fill_scattered_tables(in.tables, in.lens, s.context, seed);
   return in;
 }
@@ -175,23 +180,7 @@ EngineInputs make_engine_inputs(const EngineArgs& e, std::uint64_t seed) {
   }
   Kokkos::deep_copy(in.tables, ht);
   Kokkos::deep_copy(in.lens, hl);
-  auto cache = in.cache;
-  const std::int64_t bytes = static_cast<std::int64_t>(cache.size());
-  auto flat = Kokkos::View<std::uint8_t*, Mem, Kokkos::MemoryUnmanaged>(cache.data(), bytes);
-  Kokkos::parallel_for(
-      "bench::fill_cache", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, bytes),
-      KOKKOS_LAMBDA(const std::int64_t i) {
-        const int o = static_cast<int>(i % 272);
-        const std::uint32_t h = uqbench::hash32(static_cast<std::uint64_t>(i) * 31 + seed);
-        const bool scale = (o >= 128 && o < 136) || (o >= 264);
-        flat(i) = static_cast<std::uint8_t>(scale ? 118 + h % 12 : h);
-      });
-  auto q = in.q;
-  Kokkos::parallel_for(
-      "bench::fill_q", Kokkos::RangePolicy<Exec>(0, static_cast<int>(q.size())), KOKKOS_LAMBDA(const int i) {
-        const float x = (static_cast<float>(uqbench::hash32(static_cast<std::uint64_t>(i) + seed * 7) % 2001) - 1000.0f) / 400.0f;
-        q.data()[i] = uq::codec::float_to_bf16(x);
-      });
+  fill_cache_and_q(in.cache, in.q, seed);
   Exec().fence();
   return r;
 }
