@@ -159,7 +159,7 @@ inline scorer::ScoreKernelArgs make_score_kernel_args(const ScoreLaunch& l) {
   // 16-byte chunks of a q row load as one dwordx4 when each starts 4-byte aligned.
   const bool vector_q = l.q_stride_dim == 1 && aligned(l.q, 4) && (rows <= 1 || l.q_stride_row % 4 == 0) &&
                         (l.heads == 1 || l.q_stride_head % 4 == 0);
-  a.flags = vector_q ? kQVectorLoads : 0u;
+  a.flags = vector_q ? scorer::kQVectorLoads : 0u;
   return a;
 }
 
