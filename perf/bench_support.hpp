@@ -3,7 +3,7 @@
 // reported against), and the counters every benchmark sets.
 #pragma once
 
-#include "cli/copy_bandwidth.hpp"
+#include "measure/copy_bandwidth.hpp"
 #include "uq/impl/device_info.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -85,9 +85,9 @@ void fill_scattered_tables(const Tables& tables, const Lens& lens, int context, 
 }
 
 // The copy bandwidth of this process's execution space, measured on first use.
-inline const uq::cli::CopyBandwidth& copy_bandwidth() {
-  static const uq::cli::CopyBandwidth bw = [] {
-    const auto b = uq::cli::measure_copy_bandwidth(uq::cli::default_copy_buffer_bytes(), 10, 5.0);
+inline const uq::measure::CopyBandwidth& copy_bandwidth() {
+  static const uq::measure::CopyBandwidth bw = [] {
+    const auto b = uq::measure::measure_copy_bandwidth(uq::measure::default_copy_buffer_bytes(), 10, 5.0);
     std::fprintf(stderr, "copy bandwidth: %.1f GB/s (%zu MiB buffers, median of %d)\n", b.gb_per_s,
                  b.buffer_bytes >> 20, b.repetitions);
     return b;

@@ -18,6 +18,7 @@
 // Prints a markdown table (docs/PERF.md) and, with a file, the same rows as JSON (not
 // Google Benchmark's format: perf/report.py does not read it).
 #include "bench_support.hpp"
+#include "measure/timing.hpp"
 #include "uq/uq.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -41,10 +42,7 @@ template <class T>
 using DView = Kokkos::View<T, Kokkos::LayoutRight, Mem>;
 
 // ------------------------------------------------------------------ timing
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using uq::measure::median;
 
 struct Timing {
   double per_call_s = 0;  // back to back

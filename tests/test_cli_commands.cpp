@@ -1,6 +1,6 @@
 // The uq program's write-kv, rotate-q and decode driven through real .npy files in a
 // temporary folder (the CLI's entry point, as `uq <cmd> ...` runs it), checked against
-// the float64 reference (tests/reference, independent of src/): write-kv bit-exact
+// the float64 reference (reference/, independent of src/): write-kv bit-exact
 // against uqref::uq_write_kv, rotate-q bit-exact against uqref::wht256_fp32, decode
 // within the error bound derived in src/cli/decode_tolerance.hpp. Then every kind of
 // bad input: one line naming the file, exit status 2, no output written.

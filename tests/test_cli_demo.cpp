@@ -4,7 +4,7 @@
 // correct output and rejects a wrong one; its measurements and printing behave.
 #include "cli/cli_test_support.hpp"
 
-#include "cli/copy_bandwidth.hpp"
+#include "measure/copy_bandwidth.hpp"
 #include "cli/demo_check.hpp"
 #include "cli/demo_data.hpp"
 #include "cli/progress.hpp"
@@ -219,14 +219,14 @@ TEST(CliDemo, CosineOfKnownVectors) {
 }
 
 TEST(CliDemo, CopyBandwidthIsMeasured) {
-  const uq::cli::CopyBandwidth bw = uq::cli::measure_copy_bandwidth(std::size_t(8) << 20, 3, 1.0);
+  const uq::measure::CopyBandwidth bw = uq::measure::measure_copy_bandwidth(std::size_t(8) << 20, 3, 1.0);
   EXPECT_EQ(bw.buffer_bytes, std::size_t(8) << 20);
   EXPECT_GE(bw.repetitions, 2);
   EXPECT_GT(bw.seconds, 0.0);
   EXPECT_TRUE(std::isfinite(bw.gb_per_s));
   EXPECT_GT(bw.gb_per_s, 0.01);
   std::string note;
-  const std::size_t auto_bytes = uq::cli::default_copy_buffer_bytes(&note);
+  const std::size_t auto_bytes = uq::measure::default_copy_buffer_bytes(&note);
   EXPECT_GE(auto_bytes, std::size_t(256) << 20);
   EXPECT_LE(auto_bytes, std::size_t(1) << 30);
   EXPECT_FALSE(note.empty());

@@ -1,6 +1,6 @@
 // The uq program's NVFP4 index commands write-index, score and select, driven through
 // real .npy files in a temporary folder and checked against the float64 reference
-// (tests/reference, independent of src/): write-index bit-exact against
+// (reference/, independent of src/): write-index bit-exact against
 // uqref::nv_write_index_keys, score against uqref::nv_score (sentinels, -inf and the NaN
 // of unwritten entries bit-exact, finite values within the spec's 1e-4 + 1e-4 |ref|; the
 // derivation is at ScoreComparison in test_index_common.hpp), select exactly against

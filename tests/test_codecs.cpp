@@ -1,4 +1,4 @@
-// src/uq/types.hpp codecs against the float64 reference (tests/reference/uqref_formats.hpp).
+// src/uq/types.hpp codecs against the float64 reference (reference/uqref_formats.hpp).
 // Codecs are exact functions, so every comparison is bit-for-bit (tolerance 0); NaN is
 // compared by NaN-ness, quietness and sign, because the spec fixes no NaN payload.
 // Small domains are swept exhaustively; float -> bf16 and float -> E4M3 are swept over

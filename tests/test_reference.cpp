@@ -1,4 +1,4 @@
-// The float64 reference (tests/reference/) against independent facts: format definitions,
+// The float64 reference (reference/) against independent facts: format definitions,
 // the spec's worked examples and golden tables (nvfp4-index-sources.md §4.2, §5.6), cases
 // computed by hand in the comments, and mathematical properties (WHT involution, softmax
 // of equal scores, permutation invariance). Everything here is exact unless a tolerance

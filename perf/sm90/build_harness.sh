@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds perf/sm90/decode_harness (no Kokkos, no CMake) into ${1:-build/harness}: the new
 # arch/sm90 decode, reducer and SOL kernels, the previous kernels of commit 023c211 under the
-# namespace uqold (old_adapter.cu), and the float64 reference of tests/reference.
+# namespace uqold (old_adapter.cu), and the float64 reference of reference/.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 OUT="${1:-$ROOT/build/harness}"
@@ -24,10 +24,10 @@ for u in decode reduce sol; do
   objs+=("$OUT/new_$u.o")
 done
 for r in uq_decode uq_writer uq_wht formats; do
-  g++ -std=c++17 -O2 -c "$ROOT/tests/reference/$r.cpp" -o "$OUT/ref_$r.o"
+  g++ -std=c++17 -O2 -c "$ROOT/reference/$r.cpp" -o "$OUT/ref_$r.o"
   objs+=("$OUT/ref_$r.o")
 done
-"$NVCC" "${FLAGS[@]}" -I"$ROOT/arch" -I"$ROOT/src" -I"$ROOT/tests/reference" "$ROOT/perf/sm90/decode_harness.cu" "${objs[@]}" \
+"$NVCC" "${FLAGS[@]}" -I"$ROOT/arch" -I"$ROOT/src" -I"$ROOT/reference" "$ROOT/perf/sm90/decode_harness.cu" "${objs[@]}" \
   -o "$OUT/decode_harness"
 grep -h "Used\|spill\|C75" "$OUT"/new_*.log || true
 echo "built $OUT/decode_harness"
@@ -38,7 +38,7 @@ if [ -n "${EXTRA_VARIANT:-}" ]; then
   "$NVCC" "${FLAGS[@]}" $EXTRA_VARIANT -I"$ROOT/arch" -I"$ROOT/src" -c "$ROOT/arch/sm90/decode.cu" -o "$OUT/x_decode.o" 2> "$OUT/x_decode.log"
   xobjs=()
   for o in "${objs[@]}"; do [ "$o" = "$OUT/new_decode.o" ] && xobjs+=("$OUT/x_decode.o") || xobjs+=("$o"); done
-  "$NVCC" "${FLAGS[@]}" -I"$ROOT/arch" -I"$ROOT/src" -I"$ROOT/tests/reference" "$ROOT/perf/sm90/decode_harness.cu" "${xobjs[@]}" \
+  "$NVCC" "${FLAGS[@]}" -I"$ROOT/arch" -I"$ROOT/src" -I"$ROOT/reference" "$ROOT/perf/sm90/decode_harness.cu" "${xobjs[@]}" \
     -o "$OUT/decode_harness_x"
   grep -h "Used\|spill\|C75" "$OUT"/x_decode.log || true
   echo "built $OUT/decode_harness_x ($EXTRA_VARIANT)"

@@ -4,7 +4,7 @@
 // the speed-of-light kernel (arch/sm90/sol.cu) and a 2 GiB device-to-device copy, side by side
 // in one process.
 //
-//   decode_harness check        correctness matrix against the float64 reference (tests/reference)
+//   decode_harness check        correctness matrix against the float64 reference (reference/)
 //   decode_harness small        one small case of each kind (for compute-sanitizer)
 //   decode_harness bench [N [I,J,..]]  the timing table (N: back-to-back calls per measurement,
 //                               default 20; I, J: indices of the shapes to run, default all)

@@ -5,7 +5,7 @@
 //                           QL x H tile count, init / local, out-of-contract scale bytes,
 //                           NaN queries, bad ids and lengths, strided and unaligned
 //                           buffers, forced spans) on today's kernel and the previous one,
-//                           against the float64 reference (tests/reference): worst error /
+//                           against the float64 reference (reference/): worst error /
 //                           spec tolerance, and sentinels, -inf and untouched (poisoned)
 //                           entries bit for bit. Exit status 1 on any failure.
 //   score_harness bad       one bad-data case only (for compute-sanitizer).

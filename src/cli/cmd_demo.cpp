@@ -4,7 +4,7 @@
 // (demo_check.hpp), times each backend next to the copy bandwidth measured in the same
 // run, and prints a table.
 #include "cli/commands.hpp"
-#include "cli/copy_bandwidth.hpp"
+#include "measure/copy_bandwidth.hpp"
 #include "cli/demo_check.hpp"
 #include "cli/demo_data.hpp"
 #include "cli/device_arrays.hpp"
@@ -12,7 +12,7 @@
 #include "cli/inputs.hpp"
 #include "cli/progress.hpp"
 #include "cli/text_table.hpp"
-#include "cli/timing.hpp"
+#include "measure/timing.hpp"
 
 #include "uq/decode.hpp"
 #include "uq/write_kv.hpp"
@@ -26,6 +26,12 @@ namespace cli {
 namespace {
 
 using demo::DemoShape;
+using measure::CopyBandwidth;
+using measure::default_copy_buffer_bytes;
+using measure::measure_copy_bandwidth;
+using measure::median;
+using measure::time_repeatedly;
+using measure::TimingRule;
 using demo::kDim;
 
 constexpr int kSlotBytes = 272;
@@ -259,7 +265,7 @@ int run_demo(const ParsedOptions& o, CommandIo& io) {
       << "  % of copy: of " << format("%.1f", copy.gb_per_s)
       << " GB/s measured in this run (a Kokkos copy kernel, read + write, 2 x " << (copy.buffer_bytes >> 20)
       << " MiB)\n"
-      << "  max |err|, err / tol: vs the float64 reference (tests/reference) on sequence"
+      << "  max |err|, err / tol: vs the float64 reference (reference/) on sequence"
       << (sample.size() > 1 ? "s " : " ") << checked << ", all " << s.q_heads()
       << " query heads;\n    tol per element as derived in src/cli/decode_tolerance.hpp (3 bf16 roundings + fp32 terms)\n"
       << "  cos vs bf16: per head vs attention on the unquantised bf16 K/V, mean/worst; the float64\n"

@@ -1,5 +1,5 @@
 // The demo's accuracy checks on a sample of sequences (all their query heads):
-//  - against the float64 reference of the spec's decode meaning (tests/reference,
+//  - against the float64 reference of the spec's decode meaning (reference/,
 //    uqref::uq_decode, independent of src/), within decode_error_bound();
 //  - against unquantised attention: softmax(scale q.k) v in double on the original
 //    bf16 q, K, V (no rotation, no E4M3, no FP4), as a cosine similarity. This is the

@@ -2,7 +2,7 @@
 // percentage; elsewhere (logs, tests) only the final line of each step is printed.
 #pragma once
 
-#include "cli/timing.hpp"
+#include "measure/timing.hpp"
 
 #include <cstdint>
 #include <iosfwd>
@@ -24,7 +24,7 @@ class Progress {
   bool interactive_;
   std::string label_;
   std::int64_t total_;
-  Stopwatch clock_;
+  measure::Stopwatch clock_;
   double last_draw_ = -1.0;
 };
 

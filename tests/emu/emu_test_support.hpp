@@ -1,7 +1,7 @@
 // Shared helpers of the emulator tests: launching one-wave kernels, poisoning, the float64
 // format decoders the tests compare with (written from spec/gfx950-isa.md §1.2 and the OCP
 // definitions, independently of arch/emu/formats.cpp; the formats the project's reference
-// already has come from tests/reference, namespace uqref).
+// already has come from reference/, namespace uqref).
 #pragma once
 
 #include <gtest/gtest.h>

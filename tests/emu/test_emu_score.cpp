@@ -3,7 +3,7 @@
 // (score_emulated.hpp) and the same views -> launch conversion as the HIP dispatch
 // (uq/impl/score_launch.hpp). Every case is checked three ways:
 //
-//  1. against the float64 reference (tests/reference, uqref::nv_score) with the spec's
+//  1. against the float64 reference (reference/, uqref::nv_score) with the spec's
 //     tolerance (compare_scores in tests/test_index_common.hpp: sentinels, -inf and
 //     untouched entries bit-exact, finite scores within max(1e-4 + 1e-4 |ref|, a bound derived
 //     there for any fp32 summation order));

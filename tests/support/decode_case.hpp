@@ -1,6 +1,6 @@
 // A decode test case: builds sequences, a paged cache (written by uq::write_kv into
 // blocks in shuffled order, unused blocks full of garbage), a possibly strided q, runs
-// a decode path and compares it with the float64 reference (tests/reference) within
+// a decode path and compares it with the float64 reference (reference/) within
 // the tolerance derived below. Used by the generic tests and by every tuned path.
 #pragma once
 

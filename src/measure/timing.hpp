@@ -1,4 +1,4 @@
-// Wall-clock helpers for the demo's measurements.
+// Wall-clock helpers for the demo's and the benchmarks' measurements.
 #pragma once
 
 #include <algorithm>
@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace uq {
-namespace cli {
+namespace measure {
 
 class Stopwatch {
  public:
@@ -54,5 +54,5 @@ std::vector<double> time_repeatedly(Run&& run, const TimingRule& rule, After&& a
   return times;
 }
 
-}  // namespace cli
+}  // namespace measure
 }  // namespace uq

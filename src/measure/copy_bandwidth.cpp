@@ -1,6 +1,6 @@
-#include "cli/copy_bandwidth.hpp"
+#include "measure/copy_bandwidth.hpp"
 
-#include "cli/timing.hpp"
+#include "measure/timing.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -11,7 +11,14 @@
 #include <unistd.h>
 
 namespace uq {
-namespace cli {
+namespace measure {
+
+namespace {
+using Exec = Kokkos::DefaultExecutionSpace;
+using DeviceMemory = Exec::memory_space;
+template <class T>
+using DeviceView1 = Kokkos::View<T*, DeviceMemory>;
+}  // namespace
 
 std::size_t default_copy_buffer_bytes(std::string* note) {
   constexpr std::size_t MiB = std::size_t(1) << 20;
@@ -72,5 +79,5 @@ CopyBandwidth measure_copy_bandwidth(std::size_t buffer_bytes, int repetitions, 
   return r;
 }
 
-}  // namespace cli
+}  // namespace measure
 }  // namespace uq

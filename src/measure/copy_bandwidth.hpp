@@ -1,15 +1,14 @@
 // The achievable memory bandwidth of the execution space, measured with a plain
 // Kokkos copy kernel over buffers several times the last-level cache: the roofline
-// that decode timings are compared with ("% of copy bandwidth").
+// that decode timings are compared with ("% of copy bandwidth"). Shared by the demo and
+// the benchmarks (library uq_measure), so both report the same roofline.
 #pragma once
-
-#include "cli/device_arrays.hpp"
 
 #include <cstddef>
 #include <string>
 
 namespace uq {
-namespace cli {
+namespace measure {
 
 struct CopyBandwidth {
   std::size_t buffer_bytes = 0;  // each of source and destination
@@ -27,5 +26,5 @@ std::size_t default_copy_buffer_bytes(std::string* note = nullptr);
 // copying (steady GPU clocks), fewer once ~`budget_s` seconds have passed (at least 2).
 CopyBandwidth measure_copy_bandwidth(std::size_t buffer_bytes, int repetitions = 5, double budget_s = 3.0);
 
-}  // namespace cli
+}  // namespace measure
 }  // namespace uq
