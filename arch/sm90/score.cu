@@ -19,7 +19,7 @@ void throw_cuda(const char* what, cudaError_t e) {
 
 template <int NT, bool kAsync>
 void launch(const ScoreKernelArgs& a, std::int64_t blocks, cudaStream_t stream) {
-  constexpr int smem = scorer::kSmemBytes<NT>;
+  constexpr int smem = scorer::kDynamicBytes<NT>;  // rows and query are static (score_args.hpp)
   // The ring needs more than the default 48 KB. The limit is a per-device attribute of the
   // kernel, so it is raised at every launch (a host-side call, no synchronisation): a process
   // that drives several GPUs gets it on each.

@@ -42,6 +42,11 @@ template <int NT> constexpr int kReduceOffset = kRingOffset<NT> + kStages * kSta
 template <int NT> constexpr int kBarrierOffset = kReduceOffset<NT> + 2 * kReduceBytes;
 template <int NT> constexpr int kSmemBytes = kBarrierOffset<NT> + kStages * 8 + 2 * kStages * 4;
 static_assert((kSmemBytes<4> + 1024) * kCtasPerSm <= 233472, "kCtasPerSm CTAs must fit an SM's shared memory");
+// rows and query are static shared arrays of the kernel (their addresses are then constants
+// of the code: no register holds them and the wgmma descriptors are immediates); the rest,
+// from the ring on, is the dynamic shared memory the launch asks for.
+template <int NT> constexpr int kStaticBytes = kRingOffset<NT>;
+template <int NT> constexpr int kDynamicBytes = kSmemBytes<NT> - kStaticBytes<NT>;
 
 // Status counter indices (uq::Counter in src/uq/error.hpp; score_checks.hpp static_asserts).
 constexpr int kCounterBadBlockIds = 0;

@@ -43,6 +43,8 @@
 namespace uq::sm90 {
 namespace scorer {
 
+constexpr int kQueryLoadBatch = 8;  // query bytes a thread has in flight in the prologue
+
 __device__ __forceinline__ long long visible_tokens(long long L, int query_len, int r) {
   const long long v = L - query_len + r + 1;
   return v > 0 ? v : 0;
@@ -57,6 +59,16 @@ __host__ __device__ constexpr int query_dim(int j, int k) {
   const int t = (k % 8) / 2, e = k % 2, p = 2 * (j % 2) + (k >= 8 ? 1 : 0);
   return 32 * t + 8 * (j / 2) + p + 4 * e;
 }
+
+// The inverse of query_dim: the k-step and k index that multiply dim d.
+__host__ __device__ constexpr int dim_step(int d) { return 2 * ((d >> 3) & 3) + ((d & 3) >> 1); }
+__host__ __device__ constexpr int dim_k(int d) { return 8 * (d & 1) + 2 * (d >> 5) + ((d & 7) >> 2); }
+__host__ __device__ constexpr bool dim_inverse_holds() {
+  for (int d = 0; d < kDim; ++d)
+    if (query_dim(dim_step(d), dim_k(d)) != d) return false;
+  return true;
+}
+static_assert(dim_inverse_holds(), "dim_step / dim_k must invert query_dim");
 
 // Byte offset of B element (k-step j, k, column n) in the query operand: per step NT column
 // tiles of two 8 x 8 core matrices (k 0..7 then 8..15, 128 bytes apart = the descriptor's
@@ -146,14 +158,14 @@ __device__ __forceinline__ void convert_half(const TileData& d, int h, std::uint
 // 2 (s % 2) (a0, a1) and 2 (s % 2) + 1 (a2, a3).
 template <int NT>
 __device__ __forceinline__ void mma_half(float (&acc)[4 * NT], const std::uint32_t (&frag)[2][2][4], int h,
-                                         std::uint64_t desc0) {
+                                         score_ptx::SmemDesc desc0) {
   score_ptx::wgmma_fence();
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
     const int i = s / 2, p = 2 * (s % 2);
     const std::uint32_t op[4] = {frag[0][i][p], frag[1][i][p], frag[0][i][p + 1], frag[1][i][p + 1]};
     const int j = 4 * h + s;
-    score_ptx::Wgmma<NT>::run(acc, op, desc0 + static_cast<std::uint64_t>(j * NT * kQueryStepBytes / 16),
+    score_ptx::Wgmma<NT>::run(acc, op, score_ptx::SmemDesc{desc0.lo + j * NT * kQueryStepBytes / 16, desc0.hi},
                               j > 0 ? 1 : 0);
   }
 }
@@ -184,7 +196,7 @@ __device__ __forceinline__ void tile_maxima(float (&acc)[4 * NT], float (&run)[N
 template <int NT, bool kMasked>
 __device__ __forceinline__ void page_maxima(const unsigned char* codes_t, const unsigned char* scales_t,
                                             const unsigned char* rows_t, int ta0,
-                                            std::uint64_t desc0, const int (&lim)[NT][2], float (&run)[NT][2]) {
+                                            score_ptx::SmemDesc desc0, const int (&lim)[NT][2], float (&run)[NT][2]) {
   TileData d[2];
   load_tile(d[0], codes_t, scales_t, rows_t, ta0);
 #pragma unroll
@@ -229,12 +241,14 @@ __global__ void __launch_bounds__(scorer::kThreads, scorer::kCtasPerSm) score_ke
   const long long b_end = b0 + a.span < nb_req ? b0 + a.span : nb_req;
   if (b0 >= b_end) return;
 
-  unsigned char* rows = smem;
-  unsigned char* query = smem + kQueryOffset;
-  unsigned char* ring = smem + kRingOffset<NT>;
-  float* reduce = reinterpret_cast<float*>(smem + kReduceOffset<NT>);
-  const std::uint32_t bar0 = ptx::smem_addr(smem + kBarrierOffset<NT>);
-  int* stage_block = reinterpret_cast<int*>(smem + kBarrierOffset<NT> + kStages * 8);
+  __shared__ __align__(128) unsigned char static_smem[kStaticBytes<NT>];
+  unsigned char* rows = static_smem;
+  unsigned char* query = static_smem + kQueryOffset;
+  unsigned char* dyn = smem - kStaticBytes<NT>;  // offsets of score_args.hpp from here on
+  unsigned char* ring = dyn + kRingOffset<NT>;
+  float* reduce = reinterpret_cast<float*>(dyn + kReduceOffset<NT>);
+  const std::uint32_t bar0 = ptx::smem_addr(dyn + kBarrierOffset<NT>);
+  int* stage_block = reinterpret_cast<int*>(dyn + kBarrierOffset<NT> + kStages * 8);
 
   // ---------------------------------------------------------------- producer (warp 0)
   // Blocks some row needs computed: [need_lo, need_hi); the walk covers the span's part.
@@ -300,33 +314,56 @@ __global__ void __launch_bounds__(scorer::kThreads, scorer::kCtasPerSm) score_ke
     for (int s = 0; s < kStages && !exhausted; ++s) issue_item();
 
   // ---------------------------------------------------------------- operands
-  // The derived table (score_convert.cuh), kRowCopies copies.
-  for (int s = tid; s < 256; s += kThreads) {
-    const std::uint32_t* src = reinterpret_cast<const std::uint32_t*>(a.table) + 2 * s;
-    const Row r = make_row(static_cast<std::uint8_t>(s), src[0], src[1]);
-    for (int c = 0; c < kRowCopies; ++c)
-      *reinterpret_cast<uint2*>(rows + (kRowCopies * s + c) * 8) = make_uint2(r.lo, r.hi);
-  }
-  // The query operand, fp16 (exact), zero columns beyond cols.
-  for (int i = tid; i < 8 * NT * 64; i += kThreads) {  // (column n, k-step, k pair) per thread step
-    const int n = i / 64, jk = i % 64;                           // 64 (j, k-pair) per column
-    const int j = jk / 8, k = (jk % 8) * 2;
-    std::uint16_t h2[2];
-    for (int e = 0; e < 2; ++e) {
-      const int kk = k + e;
-      const int d = query_dim(j, kk);
-      std::uint8_t byte = 0;
-      if (n < cols)
-        byte = a.q[(req * QL + n / H) * a.q_row + static_cast<long long>(n % H) * a.q_head + static_cast<long long>(d) * a.q_dim];
-      h2[e] = __nv_cvt_fp8_to_halfraw(byte, __NV_E4M3).x;
+  // Every global load of the prologue is issued before any of them is used (unrolled, no
+  // division in the addressing): the serial loads this replaced held ~10 % of the warps'
+  // sampled stalls in ncu (docs/PERF.md §6, 2026-12-01 12:31).
+  // The derived table (score_convert.cuh), kRowCopies copies: rows tid and tid + 128.
+  {
+    static_assert(256 == 2 * kThreads, "two table rows per thread");
+    const uint2* src = reinterpret_cast<const uint2*>(a.table);  // 4-byte aligned (checked): two words each
+    std::uint32_t w[2][2];
+#pragma unroll
+    for (int m = 0; m < 2; ++m) {
+      const std::uint32_t* row = reinterpret_cast<const std::uint32_t*>(src + tid + m * kThreads);
+      w[m][0] = row[0];
+      w[m][1] = row[1];
     }
-    *reinterpret_cast<std::uint16_t*>(query + query_offset_of(NT, j, k, n)) = h2[0];
-    *reinterpret_cast<std::uint16_t*>(query + query_offset_of(NT, j, k + 1, n)) = h2[1];
+#pragma unroll
+    for (int m = 0; m < 2; ++m) {
+      const int s = tid + m * kThreads;
+      const Row r = make_row(static_cast<std::uint8_t>(s), w[m][0], w[m][1]);
+#pragma unroll
+      for (int c = 0; c < kRowCopies; ++c)
+        *reinterpret_cast<uint2*>(rows + (kRowCopies * s + c) * 8) = make_uint2(r.lo, r.hi);
+    }
+  }
+  // The query operand, fp16 (exact), zero columns beyond cols: thread tid owns dim tid of
+  // every column (coalesced when the dims are contiguous), stored where query_dim puts it.
+  {
+    const int d = tid;
+    const int log2h_q = H >> 1;  // H in {1, 2, 4}
+    const unsigned char* qd = a.q + req * QL * a.q_row + static_cast<long long>(d) * a.q_dim;
+    const int off = query_offset_of(NT, dim_step(d), dim_k(d), 0);
+#pragma unroll
+    for (int n0 = 0; n0 < 8 * NT; n0 += kQueryLoadBatch) {  // batches bound the registers
+      std::uint8_t byte[kQueryLoadBatch];
+#pragma unroll
+      for (int i = 0; i < kQueryLoadBatch; ++i) {
+        const int n = n0 + i;
+        byte[i] = n < cols ? qd[static_cast<long long>(n >> log2h_q) * a.q_row +
+                                static_cast<long long>(n & (H - 1)) * a.q_head]
+                           : std::uint8_t{0};
+      }
+#pragma unroll
+      for (int i = 0; i < kQueryLoadBatch; ++i)
+        *reinterpret_cast<std::uint16_t*>(query + off + query_offset_of(NT, 0, 0, n0 + i)) =
+            __nv_cvt_fp8_to_halfraw(byte[i], __NV_E4M3).x;
+    }
   }
   ptx::fence_proxy_async_shared();  // the query operand is read by wgmma (async proxy)
   __syncthreads();
 
-  const std::uint64_t desc0 = ptx::smem_desc(ptx::smem_addr(query), 128, 256);
+  const ptx::SmemDesc desc0 = ptx::smem_desc(ptx::smem_addr(query), 128, 256);
   const int log2h = H >> 1;  // H in {1, 2, 4}
   const long long vis0 = visible_tokens(L, QL, 0);
   // Columns this thread writes: tid for absent blocks; for loaded pages 4 threads per

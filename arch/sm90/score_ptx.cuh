@@ -63,11 +63,15 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 // ---------------------------------------------------------------- warpgroup MMA (sm_90a)
 // Shared-memory matrix descriptor without swizzle: start address, leading-dimension byte
 // offset (between the two 8x8 core matrices along K) and stride byte offset (between core
-// matrices along M / N), each in units of 16 bytes.
-__device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, unsigned lead_bytes, unsigned stride_bytes) {
-  return static_cast<std::uint64_t>((addr & 0x3FFFFu) >> 4) |
-         (static_cast<std::uint64_t>((lead_bytes & 0x3FFFFu) >> 4) << 16) |
-         (static_cast<std::uint64_t>((stride_bytes & 0x3FFFFu) >> 4) << 32);
+// matrices along M / N), each in units of 16 bytes. Kept as two 32-bit halves: the start
+// address is the low 14 bits, so a step within shared memory (< 256 KB) is a 32-bit add to
+// `lo` that never carries into the other fields (a 64-bit add per wgmma cost three uniform
+// instructions).
+struct SmemDesc {
+  std::uint32_t lo, hi;
+};
+__device__ __forceinline__ SmemDesc smem_desc(std::uint32_t addr, unsigned lead_bytes, unsigned stride_bytes) {
+  return SmemDesc{((addr & 0x3FFFFu) >> 4) | (((lead_bytes & 0x3FFFFu) >> 4) << 16), (stride_bytes & 0x3FFFFu) >> 4};
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -102,56 +106,56 @@ __device__ __forceinline__ void fence_operand(float& r) { asm volatile("" : "+f"
 template <int NT>
 struct Wgmma;
 
-#define UQ_WGMMA_OPERANDS(N)                                                        \
-  "{\n.reg .pred p;\nsetp.ne.b32 p, %" #N ", 0;\n"
+#define UQ_WGMMA_OPERANDS(N, LO, HI)                                                          \
+  "{\n.reg .pred p;\n.reg .b64 desc;\nsetp.ne.b32 p, %" #N ", 0;\nmov.b64 desc, {%" #LO ", %" #HI "};\n"
 template <>
 struct Wgmma<1> {
-  __device__ __forceinline__ static void run(float (&d)[4], const std::uint32_t (&a)[4], std::uint64_t b, int acc) {
+  __device__ __forceinline__ static void run(float (&d)[4], const std::uint32_t (&a)[4], SmemDesc b, int acc) {
 #if defined(UQ_SM90_WGMMA)
-    asm volatile(UQ_WGMMA_OPERANDS(9)
-                 "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, "
+    asm volatile(UQ_WGMMA_OPERANDS(10, 8, 9)
+                 "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, desc, p, 1, 1, "
                  "0;\n}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(acc));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.lo), "r"(b.hi), "r"(acc));
 #endif
   }
 };
 template <>
 struct Wgmma<2> {
-  __device__ __forceinline__ static void run(float (&d)[8], const std::uint32_t (&a)[4], std::uint64_t b, int acc) {
+  __device__ __forceinline__ static void run(float (&d)[8], const std::uint32_t (&a)[4], SmemDesc b, int acc) {
 #if defined(UQ_SM90_WGMMA)
-    asm volatile(UQ_WGMMA_OPERANDS(13)
+    asm volatile(UQ_WGMMA_OPERANDS(14, 12, 13)
                  "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, "
-                 "%11}, %12, p, 1, 1, 0;\n}\n"
+                 "%11}, desc, p, 1, 1, 0;\n}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(acc));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.lo), "r"(b.hi), "r"(acc));
 #endif
   }
 };
 template <>
 struct Wgmma<3> {
-  __device__ __forceinline__ static void run(float (&d)[12], const std::uint32_t (&a)[4], std::uint64_t b, int acc) {
+  __device__ __forceinline__ static void run(float (&d)[12], const std::uint32_t (&a)[4], SmemDesc b, int acc) {
 #if defined(UQ_SM90_WGMMA)
-    asm volatile(UQ_WGMMA_OPERANDS(17)
+    asm volatile(UQ_WGMMA_OPERANDS(18, 16, 17)
                  "wgmma.mma_async.sync.aligned.m64n24k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
-                 "%11}, {%12, %13, %14, %15}, %16, p, 1, 1, 0;\n}\n"
+                 "%11}, {%12, %13, %14, %15}, desc, p, 1, 1, 0;\n}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(acc));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.lo), "r"(b.hi), "r"(acc));
 #endif
   }
 };
 template <>
 struct Wgmma<4> {
-  __device__ __forceinline__ static void run(float (&d)[16], const std::uint32_t (&a)[4], std::uint64_t b, int acc) {
+  __device__ __forceinline__ static void run(float (&d)[16], const std::uint32_t (&a)[4], SmemDesc b, int acc) {
 #if defined(UQ_SM90_WGMMA)
-    asm volatile(UQ_WGMMA_OPERANDS(21)
+    asm volatile(UQ_WGMMA_OPERANDS(22, 20, 21)
                  "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
-                 "%11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+                 "%11, %12, %13, %14, %15}, {%16, %17, %18, %19}, desc, p, 1, 1, 0;\n}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
                    "+f"(d[15])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(acc));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.lo), "r"(b.hi), "r"(acc));
 #endif
   }
 };
