@@ -234,7 +234,7 @@ DecodePartitionsLaunch part_launch(const Case& c, const HostData& d, const Devic
   l.partitions = g.P;
   l.tgpp = g.tgpp;
   l.scale = c.scale;
-  if (with_out) {
+  if (with_out && g.P == 1) {  // revision 2: out only when no reducer runs (decode_launch.hpp)
     l.out = g.out;
     l.out_stride_seq = g.out_stride_seq;
     l.out_stride_head = g.out_stride_head;
