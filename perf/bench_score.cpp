@@ -143,7 +143,7 @@ void register_all(bool full) {
   shapes.push_back({host ? 4 : 32, ctx, 8, 4});
   for (int b : host ? std::vector<int>{1} : std::vector<int>{1, 8, 64}) shapes.push_back({b, ctx, 1, 1});
   // Where a tuned scorer runs, the generic path on the same shapes too (score_generic/...).
-  const bool native = uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_score_paths()) !=
+  const bool native = uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_paths()) !=
                       uq::Path::Generic;
   auto reg = [](const std::string& name, ScoreShapeArgs s, uq::Backend backend) {
     benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { bench_score(st, s, backend); })

@@ -21,7 +21,7 @@ DeviceInfo dev(ExecKind k, const char* arch, const char* name = "dev") {
 }
 
 TEST(Backend, AutoTakesNativeOnlyWhereBuiltAndEligible) {
-  const BuiltPaths both{true, true}, none{false, false};
+  const BuiltPaths both = BuiltPaths::of({Path::Gfx950, Path::Sm90}), none;
   const DeviceInfo mi355 = dev(ExecKind::Hip, "gfx950:sramecc+:xnack-"), h200 = dev(ExecKind::Cuda, "sm_90");
   const DeviceInfo mi300 = dev(ExecKind::Hip, "gfx942"), b200 = dev(ExecKind::Cuda, "sm_100");
   const DeviceInfo host = dev(ExecKind::OpenMP, "");
@@ -34,12 +34,12 @@ TEST(Backend, AutoTakesNativeOnlyWhereBuiltAndEligible) {
   EXPECT_EQ(uq::select_path("f", host, Backend::Auto, true, both), Path::Generic);
   EXPECT_EQ(uq::select_path("f", h200, Backend::Generic, true, both), Path::Generic);
   // a HIP gfx950 device must not pick the CUDA kernels, nor the reverse
-  EXPECT_EQ(uq::select_path("f", mi355, Backend::Auto, true, BuiltPaths{false, true}), Path::Generic);
-  EXPECT_EQ(uq::select_path("f", h200, Backend::Auto, true, BuiltPaths{true, false}), Path::Generic);
+  EXPECT_EQ(uq::select_path("f", mi355, Backend::Auto, true, BuiltPaths::of({Path::Sm90})), Path::Generic);
+  EXPECT_EQ(uq::select_path("f", h200, Backend::Auto, true, BuiltPaths::of({Path::Gfx950})), Path::Generic);
 }
 
 TEST(Backend, NativeIsAnErrorWhereNoNativePathExists) {
-  const BuiltPaths both{true, true};
+  const BuiltPaths both = BuiltPaths::of({Path::Gfx950, Path::Sm90});
   EXPECT_EQ(uq::select_path("f", dev(ExecKind::Cuda, "sm_90"), Backend::Native, true, both), Path::Sm90);
   uqtest::expect_error(
       [&] { uq::select_path("uq::decode", dev(ExecKind::Serial, "", "Serial (host)"), Backend::Native, true, both); },
@@ -54,7 +54,7 @@ TEST(Backend, NativeIsAnErrorWhereNoNativePathExists) {
 // arguments) sends Auto to the generic path with the reason, and makes Native an error that
 // carries it; Generic and devices without a tuned path say why too.
 TEST(Backend, ChoosePathFallsBackWithAReasonOrThrowsForNative) {
-  const BuiltPaths both{true, true};
+  const BuiltPaths both = BuiltPaths::of({Path::Gfx950, Path::Sm90});
   const DeviceInfo h200 = dev(ExecKind::Cuda, "sm_90", "NVIDIA H200"), a100 = dev(ExecKind::Cuda, "sm_80", "A100");
   const std::string why = "uq::sm90::launch_score: argument 'q': expected a 16-byte aligned view, got 3";
   uq::PathChoice c = uq::choose_path("uq::score", h200, Backend::Auto, "", both);
@@ -82,7 +82,7 @@ TEST(Backend, ThisBuildsDefaultSpaceTakesItsNativePathOnlyWhereBuilt) {
   EXPECT_FALSE(d.name.empty());
   const Path got = uq::select_path("f", d, Backend::Auto, true, uq::impl::built_paths());
   const bool hopper = d.kind == ExecKind::Cuda && d.arch.rfind("sm_90", 0) == 0;
-  if (hopper && uq::impl::built_paths().sm90)
+  if (hopper && uq::impl::built_paths().has(uq::Path::Sm90))
     EXPECT_EQ(got, Path::Sm90);
   else if (d.kind != ExecKind::Hip)
     EXPECT_EQ(got, Path::Generic) << d.name << " (" << d.arch << ")";

@@ -137,7 +137,7 @@ TEST(Sm90Decode, ThisDeviceIsHopperAndNativeSelectsSm90) {
   const uq::DeviceInfo d = uq::impl::device_info(Exec());
   ASSERT_EQ(d.arch.rfind("sm_90", 0), 0u) << "the sm90 tests need a compute capability 9.x device, got '"
                                           << d.arch << "' (" << d.name << ")";
-  EXPECT_TRUE(uq::impl::built_paths().sm90);
+  EXPECT_TRUE(uq::impl::built_paths().has(uq::Path::Sm90));
   uq::DecodeShape shape{4, 1, 6, 64, 100};
   uq::DecodeConfig cfg;
   cfg.backend = uq::Backend::Native;
@@ -417,7 +417,7 @@ TEST(Sm90Decode, AgreesWithTheGenericPathOnTheSameInputs) {
 
 TEST(Sm90Decode, NotBuiltHereSoNeverSelected) {
   // Without arch/sm90 (a non-CUDA build) the dispatch must not claim the path.
-  EXPECT_FALSE(uq::impl::built_paths().sm90);
+  EXPECT_FALSE(uq::impl::built_paths().has(uq::Path::Sm90));
   const uq::DeviceInfo d = uq::impl::device_info(Exec());
   EXPECT_EQ(uq::select_path("uq::decode", d, uq::Backend::Auto, true, uq::impl::built_paths()), uq::Path::Generic);
 }

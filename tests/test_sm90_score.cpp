@@ -102,7 +102,7 @@ TEST(Sm90Score, ThisDeviceIsHopperAndNativeSelectsSm90) {
   const uq::DeviceInfo d = uq::impl::device_info(Exec());
   ASSERT_EQ(d.arch.rfind("sm_90", 0), 0u) << "the sm90 scorer tests need a compute capability 9.x device, got '"
                                           << d.arch << "' (" << d.name << ")";
-  EXPECT_TRUE(uq::impl::built_score_paths().sm90);
+  EXPECT_TRUE(uq::impl::built_paths().has(uq::Path::Sm90));
   uq::ScoreConfig cfg;
   cfg.query_len = 4;
   cfg.backend = uq::Backend::Native;
@@ -246,9 +246,9 @@ TEST(Sm90Score, LauncherRejectsWhatTheKernelCannotAddress) {
 #else  // no sm90 scorer in this build
 
 TEST(Sm90Score, NotBuiltHereSoNeverSelected) {
-  EXPECT_FALSE(uq::impl::built_score_paths().sm90);
+  EXPECT_FALSE(uq::impl::built_paths().has(uq::Path::Sm90));
   const uq::DeviceInfo d = uq::impl::device_info(Exec());
-  EXPECT_EQ(uq::select_path("uq::score", d, uq::Backend::Auto, true, uq::impl::built_score_paths()),
+  EXPECT_EQ(uq::select_path("uq::score", d, uq::Backend::Auto, true, uq::impl::built_paths()),
             uq::Path::Generic);
 }
 

@@ -1,5 +1,5 @@
 // Launchers of the gfx950 UltraQuant decode kernels, in plain C++ (no HIP types): what
-// src/uq/impl/decode_spec.hpp calls for Path::Gfx950 on a Kokkos HIP execution space. They
+// the decode dispatch calls (through tuned_path.hpp) for Path::Gfx950 on a Kokkos HIP execution space. They
 // are defined in decode.hip and reduce.hip (library uq_gfx950) and launch on `stream`, the
 // execution space's hipStream_t passed as void*. The launch descriptions and their
 // construction from views are shared with the other tuned paths (uq/impl/decode_launch.hpp).

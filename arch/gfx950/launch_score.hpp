@@ -1,5 +1,5 @@
 // Launcher of the gfx950 NVFP4 index scorer, in plain C++ (no HIP types): what
-// src/uq/impl/score_spec.hpp calls for Path::Gfx950 on a Kokkos HIP execution space. It is
+// the score dispatch calls (through tuned_path.hpp) for Path::Gfx950 on a Kokkos HIP execution space. It is
 // defined in score.hip (library uq_gfx950) and launches on `stream`, the execution space's
 // hipStream_t passed as void*. The launch description and its construction from views are
 // shared with the other tuned paths (uq/impl/score_launch.hpp). It throws uq::Error for

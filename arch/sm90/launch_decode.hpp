@@ -1,5 +1,5 @@
 // Launchers of the Hopper (sm_90) UltraQuant decode kernels, in plain C++ (no CUDA types):
-// what src/uq/impl/decode_spec.hpp calls for Path::Sm90 on a Kokkos CUDA execution space.
+// what the decode dispatch calls (through tuned_path.hpp) for Path::Sm90 on a Kokkos CUDA execution space.
 // They are defined in decode.cu and reduce.cu (library uq_sm90) and launch on `stream`, the
 // execution space's cudaStream_t passed as void*. The launch descriptions and their
 // construction from views are shared with the other tuned paths (uq/impl/decode_launch.hpp).

@@ -1,5 +1,5 @@
 // Launcher of the Hopper (sm_90) NVFP4 index scorer, in plain C++ (no CUDA types): what
-// src/uq/impl/score_spec.hpp calls for Path::Sm90 on a Kokkos CUDA execution space. It is
+// the score dispatch calls (through tuned_path.hpp) for Path::Sm90 on a Kokkos CUDA execution space. It is
 // defined in score.cu (library uq_sm90) and launches on `stream`, the execution space's
 // cudaStream_t passed as void*. The launch description and its construction from views are
 // shared with the other tuned paths (uq/impl/score_launch.hpp). It throws uq::Error for

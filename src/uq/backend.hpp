@@ -5,6 +5,8 @@
 
 #include "uq/error.hpp"
 
+#include <cstddef>
+#include <initializer_list>
 #include <string>
 
 namespace uq {
@@ -29,19 +31,47 @@ struct DeviceInfo {
   int compute_units = 0; // SMs / CUs (0 on host spaces)
 };
 
+// The tuned paths: the one list of which device takes which path. A device takes a row's
+// path when its execution-space kind matches and its architecture name starts with the row's
+// prefix, and this build has the path (BuiltPaths). Which calls a path accepts is not listed
+// here: its launcher's own checks decide per call (choose_path's `rejection`). A path's
+// operations come from its folder through one specialisation of uq::impl::TunedPath
+// (uq/impl/tuned_path.hpp).
+struct TunedPathRow {
+  Path path;
+  const char* name;         // path_name(): "gfx950", "sm90"
+  ExecKind kind;            // the Kokkos execution space it runs on
+  const char* arch_prefix;  // DeviceInfo::arch starts with this
+  const char* how_built;    // for the error of Backend::Native where none is built
+};
+inline constexpr TunedPathRow kTunedPaths[] = {
+    {Path::Gfx950, "gfx950", ExecKind::Hip, "gfx950", "HIP gfx950 with UQ_ENABLE_GFX950"},
+    {Path::Sm90, "sm90", ExecKind::Cuda, "sm_90", "CUDA sm_90 with UQ_ENABLE_SM90"},
+};
+inline constexpr std::size_t kTunedPathCount = sizeof(kTunedPaths) / sizeof(kTunedPaths[0]);
+
 // Which tuned paths this build of uq contains (compile-time facts, passed in so the
-// selection stays a pure, testable function).
-struct BuiltPaths {
-  bool gfx950 = false;
-  bool sm90 = false;
+// selection stays a pure, testable function; uq::impl::built_paths() gives this build's).
+class BuiltPaths {
+ public:
+  BuiltPaths() = default;
+  static BuiltPaths of(std::initializer_list<Path> paths) {
+    BuiltPaths b;
+    for (Path p : paths) b.add(p);
+    return b;
+  }
+  void add(Path p) { mask_ |= bit(p); }
+  bool has(Path p) const { return (mask_ & bit(p)) != 0; }
+
+ private:
+  static unsigned bit(Path p) { return 1u << static_cast<unsigned>(p); }
+  unsigned mask_ = 0;
 };
 
 inline const char* path_name(Path p) {
-  switch (p) {
-    case Path::Generic: return "generic";
-    case Path::Gfx950: return "gfx950";
-    case Path::Sm90: return "sm90";
-  }
+  if (p == Path::Generic) return "generic";
+  for (const TunedPathRow& r : kTunedPaths)
+    if (r.path == p) return r.name;
   return "?";
 }
 
@@ -54,12 +84,10 @@ inline const char* backend_name(Backend b) {
   return "?";
 }
 
-// The tuned path this device would take for op, if any ("Generic" when none).
+// The tuned path this device would take, if any ("Generic" when none).
 inline Path native_path_for(const DeviceInfo& dev, const BuiltPaths& built) {
-  const bool gfx950 = dev.kind == ExecKind::Hip && dev.arch.rfind("gfx950", 0) == 0;
-  const bool sm90 = dev.kind == ExecKind::Cuda && dev.arch.rfind("sm_90", 0) == 0;
-  if (gfx950 && built.gfx950) return Path::Gfx950;
-  if (sm90 && built.sm90) return Path::Sm90;
+  for (const TunedPathRow& r : kTunedPaths)
+    if (dev.kind == r.kind && dev.arch.rfind(r.arch_prefix, 0) == 0 && built.has(r.path)) return r.path;
   return Path::Generic;
 }
 
@@ -87,9 +115,9 @@ inline Path select_path(const char* function, const DeviceInfo& dev, Backend req
   if (native == Path::Generic) {
     std::string why = dev.name.empty() ? std::string("this device") : dev.name;
     if (!dev.arch.empty()) why += " (" + dev.arch + ")";
-    throw Error(function, "config.backend",
-                "a device with a native uq path built in (HIP gfx950 with UQ_ENABLE_GFX950, or CUDA "
-                "sm_90 with UQ_ENABLE_SM90)",
+    std::string paths;
+    for (const TunedPathRow& r : kTunedPaths) paths += (paths.empty() ? "" : ", or ") + std::string(r.how_built);
+    throw Error(function, "config.backend", "a device with a native uq path built in (" + paths + ")",
                 "Backend::Native on " + why);
   }
   if (!shape_ok)

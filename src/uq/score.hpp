@@ -71,7 +71,7 @@ class ScorePlan {
             "max_reqs * ceil(max_blocks / " + str(kBlocksPerTeam) + ") <= 2^31 - 1", str(league));
     // The device's candidate (Native without one throws here); each run then asks the tuned
     // launcher whether it can take that run's arguments.
-    choice_ = choose_path("uq::score", device_, cfg.backend, "", impl::built_score_paths());
+    choice_ = choose_path("uq::score", device_, cfg.backend, "", impl::built_paths());
     candidate_ = choice_.path;
     table_ = impl::DequantTable<ExecSpace>(exec);
     counters_ = impl::StatusCounters<ExecSpace>(exec);
@@ -127,7 +127,7 @@ class ScorePlan {
     const impl::IndexCacheAddressing cache = impl::index_cache_addressing(index_cache);
     const std::string rejection = Spec::rejection(candidate_, exec_, q, cache, block_tables, seq_lens, scores,
                                                   table_.view(), counters_.view(), p, R, device_.compute_units);
-    choice_ = choose_path(fn, device_, cfg_.backend, rejection, impl::built_score_paths());
+    choice_ = choose_path(fn, device_, cfg_.backend, rejection, impl::built_paths());
     Spec::run(choice_.path, exec_, q, cache, block_tables, seq_lens, scores, table_.view(), counters_.view(), p, R,
               device_.compute_units);
     if (cfg_.check) throw_if_bad(fn, "block_tables/seq_lens", counters_.read(exec_));

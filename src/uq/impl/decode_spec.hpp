@@ -1,6 +1,6 @@
-// Decode dispatch: runs the path chosen by select_path (uq/backend.hpp) — the
-// generic Kokkos kernels, or a tuned launcher on the execution space's own stream
-// where one was built (arch/gfx950, arch/sm90).
+// Decode dispatch: runs the path chosen by choose_path (uq/backend.hpp) — the generic Kokkos
+// kernels, or a tuned path's launchers on the execution space's own stream, found through the
+// tuned-path seam (uq/impl/tuned_path.hpp) without naming any path here.
 #pragma once
 
 #include "uq/backend.hpp"
@@ -9,24 +9,12 @@
 #include "uq/impl/decode_launch.hpp"
 #include "uq/impl/device_info.hpp"
 #include "uq/impl/reduce_generic.hpp"
+#include "uq/impl/tuned_path.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <string>
 #include <type_traits>
-
-#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
-// The gfx950 kernels' launchers (library uq::gfx950, whose usage requirements define
-// UQ_ENABLE_GFX950 and put arch/ on the include path).
-#include "gfx950/decode_launch_args.hpp"
-#include "gfx950/launch_decode.hpp"
-#endif
-#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
-// The Hopper kernels' launchers (library uq_sm90, whose usage requirements define
-// UQ_ENABLE_SM90 and put arch/ on the include path).
-#include "sm90/launch_checks.hpp"
-#include "sm90/launch_decode.hpp"
-#endif
 
 namespace uq {
 namespace impl {
@@ -67,34 +55,16 @@ struct DecodeSpec {
     const NoDecodeOut<MemSpace> no_out;
     const NoDecodeLse<MemSpace> no_lse;
     try {
-#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
-      if constexpr (std::is_same<ExecSpace, HipSpace>::value) {
-        if (path == Path::Gfx950) {
-          if (direct) {
-            (void)gfx950::make_decode_kernel_args(
-                gfx950_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse));
-          } else {
-            (void)gfx950::make_decode_kernel_args(gfx950_partitions(exec, q, cache, block_tables, seq_lens, partials,
-                                                                    counts, p, num_seqs, no_out, no_lse));
-            (void)gfx950::make_reduce_kernel_args(gfx950_reduce(exec, partials, out, lse, p, num_seqs));
-          }
+      with_tuned_path<ExecSpace>(path, [&](auto tuned) {
+        using T = decltype(tuned);
+        if (direct) {
+          T::check(partitions_launch<T>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse));
+        } else {
+          T::check(partitions_launch<T>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, no_out,
+                                        no_lse));
+          T::check(reduce_launch<T>(exec, partials, out, lse, p, num_seqs));
         }
-      }
-#endif
-#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
-      if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
-        if (path == Path::Sm90) {
-          if (direct) {
-            (void)sm90::make_decode_kernel_args(
-                sm90_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse));
-          } else {
-            (void)sm90::make_decode_kernel_args(sm90_partitions(exec, q, cache, block_tables, seq_lens, partials,
-                                                                counts, p, num_seqs, no_out, no_lse));
-            (void)sm90::make_reduce_kernel_args(sm90_reduce(exec, partials, out, lse, p, num_seqs));
-          }
-        }
-      }
-#endif
+      });
     } catch (const Error& e) {
       return e.what();
     }
@@ -107,25 +77,11 @@ struct DecodeSpec {
   static void partitions(Path path, const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
                          const Tables& block_tables, const Lens& seq_lens, const DecodePartials<MemSpace>& partials,
                          const Counts& counts, const DecodeParams& p, int num_seqs, const Out& out, const Lse& lse) {
-#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
-    if constexpr (std::is_same<ExecSpace, HipSpace>::value) {
-      if (path == Path::Gfx950) {
-        gfx950::launch_decode_partitions(
-            gfx950_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse));
-        return;
-      }
-    }
-#endif
-#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
-    if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
-      if (path == Path::Sm90) {
-        sm90::launch_decode_partitions(
-            sm90_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse));
-        return;
-      }
-    }
-#endif
-    (void)path;  // select_path gives a tuned path only where this build has its launcher
+    const bool tuned = with_tuned_path<ExecSpace>(path, [&](auto t) {
+      using T = decltype(t);
+      T::launch(partitions_launch<T>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse));
+    });
+    if (tuned) return;
     switch (p.qg) {  // the query group size is a compile-time constant of the kernel
       case 6: return generic<6>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse);
       case 8: return generic<8>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse);
@@ -138,23 +94,11 @@ struct DecodeSpec {
   template <class Out, class Lse>
   static void reduce(Path path, const ExecSpace& exec, const DecodePartials<MemSpace>& partials, const Out& out,
                      const Lse& lse, const DecodeParams& p, int num_seqs) {
-#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
-    if constexpr (std::is_same<ExecSpace, HipSpace>::value) {
-      if (path == Path::Gfx950) {
-        gfx950::launch_decode_reduce(gfx950_reduce(exec, partials, out, lse, p, num_seqs));
-        return;
-      }
-    }
-#endif
-#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
-    if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
-      if (path == Path::Sm90) {
-        sm90::launch_decode_reduce(sm90_reduce(exec, partials, out, lse, p, num_seqs));
-        return;
-      }
-    }
-#endif
-    (void)path;
+    const bool tuned = with_tuned_path<ExecSpace>(path, [&](auto t) {
+      using T = decltype(t);
+      T::launch(reduce_launch<T>(exec, partials, out, lse, p, num_seqs));
+    });
+    if (tuned) return;
     ReduceGeneric<ExecSpace, Out, Lse> k;
     k.partials = partials;
     k.out = out;
@@ -167,46 +111,25 @@ struct DecodeSpec {
   }
 
  private:
-  // The tuned paths' launch descriptions, built one way for the launch and for the rejection.
+  // A tuned path's launch descriptions, built one way for the launch and for the rejection.
   // out.data() != nullptr: the one-kernel run (P = 1) writes out (and lse) itself.
-#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
-  template <class Q, class Tables, class Lens, class Counts, class Out, class Lse>
-  static DecodePartitionsLaunch gfx950_partitions(const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
+  template <class Tuned, class Q, class Tables, class Lens, class Counts, class Out, class Lse>
+  static DecodePartitionsLaunch partitions_launch(const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
                                                   const Tables& block_tables, const Lens& seq_lens,
                                                   const DecodePartials<MemSpace>& partials, const Counts& counts,
                                                   const DecodeParams& p, int num_seqs, const Out& out, const Lse& lse) {
-    auto l = gfx950::decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
-                                              static_cast<void*>(exec.hip_stream()));
+    auto l = decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
+                                      Tuned::stream(exec));
     if (out.data() != nullptr) set_direct_outputs(l, out, lse);
     return l;
   }
-  template <class Out, class Lse>
-  static DecodeReduceLaunch gfx950_reduce(const ExecSpace& exec, const DecodePartials<MemSpace>& partials,
+  template <class Tuned, class Out, class Lse>
+  static DecodeReduceLaunch reduce_launch(const ExecSpace& exec, const DecodePartials<MemSpace>& partials,
                                           const Out& out, const Lse& lse, const DecodeParams& p, int num_seqs) {
-    auto l = gfx950::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.hip_stream()));
+    auto l = decode_reduce_launch(partials, out, p, num_seqs, Tuned::stream(exec));
     set_reduce_lse(l, lse);
     return l;
   }
-#endif
-#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
-  template <class Q, class Tables, class Lens, class Counts, class Out, class Lse>
-  static DecodePartitionsLaunch sm90_partitions(const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
-                                                const Tables& block_tables, const Lens& seq_lens,
-                                                const DecodePartials<MemSpace>& partials, const Counts& counts,
-                                                const DecodeParams& p, int num_seqs, const Out& out, const Lse& lse) {
-    auto l = sm90::decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
-                                            static_cast<void*>(exec.cuda_stream()));
-    if (out.data() != nullptr) set_direct_outputs(l, out, lse);
-    return l;
-  }
-  template <class Out, class Lse>
-  static DecodeReduceLaunch sm90_reduce(const ExecSpace& exec, const DecodePartials<MemSpace>& partials,
-                                        const Out& out, const Lse& lse, const DecodeParams& p, int num_seqs) {
-    auto l = sm90::decode_reduce_launch(partials, out, p, num_seqs, static_cast<void*>(exec.cuda_stream()));
-    set_reduce_lse(l, lse);
-    return l;
-  }
-#endif
 
   template <int QG, class Q, class Tables, class Lens, class Counts, class Out, class Lse>
   static void generic(const ExecSpace& exec, const Q& q, const CacheAddressing& cache, const Tables& block_tables,

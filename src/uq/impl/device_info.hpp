@@ -20,18 +20,6 @@
 namespace uq {
 namespace impl {
 
-// The tuned paths compiled into this build (each needs its Kokkos backend too).
-inline BuiltPaths built_paths() {
-  BuiltPaths b;
-#if defined(KOKKOS_ENABLE_HIP) && defined(UQ_ENABLE_GFX950)
-  b.gfx950 = true;
-#endif
-#if defined(KOKKOS_ENABLE_CUDA) && defined(UQ_ENABLE_SM90)
-  b.sm90 = true;
-#endif
-  return b;
-}
-
 template <class ExecSpace>
 DeviceInfo device_info(const ExecSpace& exec) {
   DeviceInfo d;
