@@ -129,7 +129,7 @@ void bench_decode(benchmark::State& state, DecodeShapeArgs s, Stage stage, uq::B
   if (!plan.status().ok()) state.SkipWithError(("device status: " + plan.status().describe()).c_str());
 }
 
-// ---------------------------------------------------------------- engine-sized plan (issue 14)
+// ---------------------------------------------------------------- engine-sized plan
 // What an inference engine runs: one plan sized for its worst case (256 sequences, Hk 4, QG 6,
 // a 128k-token block table, so P = 256 by the spec's choice) and called with the lengths of the
 // moment. "short": ragged lengths 1 .. 8191 (mean 4096), each sequence's blocks scattered over
@@ -293,7 +293,7 @@ void register_all(bool full) {
   for (int qg : {8, 16}) shapes.push_back({4, host ? 16384 : 65536, qg, 1, 64});
   shapes.push_back({4, 75000, 6, 1, 64});  // the headline shape (Qwen3.6-27B layer, one rank)
   if (!host) shapes.push_back({1, 131072, 6, 1, 64});
-  if (!host)  // block sizes and KV heads around the headline (issue 15)
+  if (!host)  // block sizes and KV heads around the headline
     for (const DecodeShapeArgs x : {DecodeShapeArgs{4, 75000, 6, 1, 16}, DecodeShapeArgs{4, 75000, 6, 1, 256},
                                     DecodeShapeArgs{4, 75000, 6, 4, 64}, DecodeShapeArgs{4, 75000, 16, 1, 64}})
       shapes.push_back(x);

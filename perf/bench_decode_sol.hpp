@@ -1,4 +1,4 @@
-// The decode benchmarks' speed of light and back-to-back timing (issue 15). The SOL kernel
+// The decode benchmarks' speed of light and back-to-back timing. The SOL kernel
 // (arch/sm90/sol.cu) reads exactly the bytes a decode must read -- every present token's slot of
 // every KV head through the same block tables and lengths -- and nothing else; it exists where
 // the sm90 path is built (UQ_ENABLE_SM90) and runs on a Kokkos::Cuda space. Times are reported

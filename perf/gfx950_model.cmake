@@ -1,4 +1,4 @@
-# The gfx950 performance model (issue 19): included by arch/CMakeLists.txt (UQ_BUILD_GFX950).
+# The gfx950 performance model: included by arch/CMakeLists.txt (UQ_BUILD_GFX950).
 #
 #   gfx950_plan          the library's launch plan of a shape (perf/gfx950_plan*.cpp, plain C++)
 #   uq_gfx950_model      target: the code objects and gfx950_plan, what ./uq model needs

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gfx950 performance model from the compiled code objects (issue 19) — a model, not a
+"""gfx950 performance model from the compiled code objects — a model, not a
 measurement: no AMD GPU was available, nothing here ran on gfx950.
 
     python3 perf/gfx950_model.py --objects <build>/arch --plan <build>/perf/gfx950_plan
@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gfx950 import disasm, hardware as hw, predict  # noqa: E402
 from gfx950.kernels import DecodeKernel, ModelError, ReduceKernel, ScoreKernel  # noqa: E402
 
-# The headline shapes (issue 19): decode with one KV head per GPU (the seed's TP = 8 setting),
+# The headline shapes: decode with one KV head per GPU (the seed's TP = 8 setting),
 # block size 64; the scorer's served shapes, 128-token blocks.
 DECODE_SHAPES = [
     {"label": "4 x 75k, QG 6", "num_seqs": 4, "seq_len": 75000, "qg": 6, "num_kv_heads": 1, "block_size": 64},

@@ -1,5 +1,5 @@
 // The launch plan of the gfx950 kernels for one shape, as the library would choose it, printed
-// as one JSON object for perf/gfx950_model.py (the performance model, issue 19). It calls the
+// as one JSON object for perf/gfx950_model.py (the performance model). It calls the
 // library's own rules (uq::choose_partitions, the launchers' grids, choose_score_knobs), so the
 // model never restates them. (The scorer's part is its own translation unit: its launch header
 // and the decoder's both define a kQVectorLoads in uq::gfx950.)

@@ -6,7 +6,7 @@
 // derivation is at ScoreComparison in test_index_common.hpp), select exactly against
 // uqref::nv_select. Then every kind of bad input: one line naming the file, exit 2, no
 // output written and an existing cache unchanged. Last, the three commands in a row
-// through the built program, as a Python user runs them (issue 4's "done when").
+// through the built program, as a Python user runs them.
 #include "cli/cli_test_support.hpp"
 
 #include "test_index_common.hpp"

@@ -1,4 +1,4 @@
-// What the uq program may allocate is bounded by what its inputs justify (issue 21):
+// What the uq program may allocate is bounded by what its inputs justify:
 // tiny inputs asking for huge outputs either get them without holding them in memory
 // (peak resident memory of the real program, measured by wait4) or a clear exit-2
 // error naming the size; and an update of an existing cache costs what the tokens

@@ -46,7 +46,7 @@ class Fault : public std::runtime_error {
 //   PerturbedUlp      that value moved by one ulp up or down, the direction a fixed hash of
 //                     x's bits (deterministic: the same x always moves the same way), to show
 //                     that a kernel's results stay within tolerances derived for a ~1 ulp
-//                     exp2 (issue 19).
+//                     exp2.
 // The initial mode is PerturbedUlp when the environment variable UQ_EMU_EXP2 is "perturbed"
 // at the first use, else CorrectlyRounded; set_exp2_mode changes it for the process.
 enum class Exp2Mode { CorrectlyRounded, PerturbedUlp };

@@ -1,4 +1,4 @@
-// The speed of light of a decode launch, for the benchmarks (issue 15): a kernel that only
+// The speed of light of a decode launch, for the benchmarks: a kernel that only
 // reads the bytes the decode must read -- each present token's 272-byte slot of every KV head,
 // through the same block tables and lengths, plus the table entries it needs -- with 16-byte
 // loads, several in flight per thread, and computes nothing. Plain C++ declaration; defined in

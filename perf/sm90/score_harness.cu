@@ -1,4 +1,4 @@
-// Development harness of the sm90 NVFP4 index scorer (issue 16), standalone CUDA (no
+// Development harness of the sm90 NVFP4 index scorer, standalone CUDA (no
 // Kokkos), built by build_score_harness.sh:
 //
 //   score_harness check     random cases (awkward lengths, causal multi-token queries, every

@@ -480,7 +480,7 @@ BothPaths check_both(const DecodeCase& c, const Variant& v = {}) {
   return both;
 }
 
-// ---------------------------------------------------------------- the matrix of issue 7
+// ---------------------------------------------------------------- the test matrix
 
 class EmuDecodeMatrix : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
@@ -672,7 +672,7 @@ TEST(EmuDecodeBadData, EveryBlockBadGivesZeros) {
   for (std::uint16_t bits : both.emulated.out) ASSERT_EQ(bits, 0u);
 }
 
-// ---------------------------------------------------------------- revision 2 (issue 14)
+// ---------------------------------------------------------------- revision 2
 
 std::vector<std::uint32_t> bits_of(const std::vector<float>& v) {
   std::vector<std::uint32_t> b(v.size());

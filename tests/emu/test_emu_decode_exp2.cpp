@@ -1,7 +1,7 @@
 // The decode tests' exp2 mode follows UQ_EMU_EXP2 (arch/emu/emulator.hpp): ctest runs this
 // program a second time with UQ_EMU_EXP2=perturbed (test uq_emu_decode_exp2_perturbed), and
 // this test makes that run fail if the perturbation were not in effect, so that passing it
-// shows the decode tolerances cover an exp2 that is 1 ulp off everywhere (issue 19).
+// shows the decode tolerances cover an exp2 that is 1 ulp off everywhere.
 #include <gtest/gtest.h>
 
 #include <cmath>

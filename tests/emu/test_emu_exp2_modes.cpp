@@ -1,6 +1,6 @@
 // The emulated v_exp_f32's two modes (arch/emu/emulator.hpp, Exp2Mode): correctly rounded
 // (the default), and perturbed by exactly one ulp, up or down by a fixed hash of x — what the
-// decode tests run with to show their tolerances cover a ~1 ulp hardware exp2 (issue 19).
+// decode tests run with to show their tolerances cover a ~1 ulp hardware exp2.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,7 +1,7 @@
 // Emulated behaviour pinned to sources other than the project's notes (spec/gfx950-isa.md):
 // each test states the fact, where it comes from (file and line, or the test's name, and the
 // revision read), and checks the emulator against it. docs/EMULATOR-SOURCES.md lists which
-// behaviours are confirmed this way and which still rest on the notes only (issue 19).
+// behaviours are confirmed this way and which still rest on the notes only.
 //
 // Sources (facts only are used; nothing is copied):
 //  [CALC] ROCm/amd_matrix_instruction_calculator, matrix_calculator.py at commit 2ef9189: AMD's
