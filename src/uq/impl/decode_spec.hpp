@@ -77,7 +77,7 @@ struct DecodeSpec {
   static void partitions(Path path, const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
                          const Tables& block_tables, const Lens& seq_lens, const DecodePartials<MemSpace>& partials,
                          const Counts& counts, const DecodeParams& p, int num_seqs, const Out& out, const Lse& lse) {
-    const bool tuned = with_tuned_path<ExecSpace>(path, [&](auto t) {
+    const bool tuned = run_tuned_path<ExecSpace>("uq::decode", path, [&](auto t) {
       using T = decltype(t);
       T::launch(partitions_launch<T>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse));
     });
@@ -94,7 +94,7 @@ struct DecodeSpec {
   template <class Out, class Lse>
   static void reduce(Path path, const ExecSpace& exec, const DecodePartials<MemSpace>& partials, const Out& out,
                      const Lse& lse, const DecodeParams& p, int num_seqs) {
-    const bool tuned = with_tuned_path<ExecSpace>(path, [&](auto t) {
+    const bool tuned = run_tuned_path<ExecSpace>("uq::decode", path, [&](auto t) {
       using T = decltype(t);
       T::launch(reduce_launch<T>(exec, partials, out, lse, p, num_seqs));
     });

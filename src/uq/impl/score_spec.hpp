@@ -53,7 +53,7 @@ struct ScoreSpec {
   static void run(Path path, const ExecSpace& exec, const Q& q, const IndexCacheAddressing& cache,
                   const Tables& block_tables, const Lens& seq_lens, const Out& scores, const Lut& lut,
                   const Counts& counts, const ScoreParams& p, std::int64_t num_reqs, int compute_units) {
-    const bool tuned = with_tuned_path<ExecSpace>(path, [&](auto t) {
+    const bool tuned = run_tuned_path<ExecSpace>("uq::score", path, [&](auto t) {
       using T = decltype(t);
       T::launch(tuned_launch<T>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs, compute_units));
     });

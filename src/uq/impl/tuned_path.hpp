@@ -15,8 +15,10 @@
 #pragma once
 
 #include "uq/backend.hpp"
+#include "uq/error.hpp"
 
 #include <cstddef>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -81,6 +83,19 @@ inline BuiltPaths built_paths() { return tuned_detail::built_from(std::make_inde
 template <class ExecSpace, class F>
 bool with_tuned_path(Path path, F&& f) {
   return tuned_detail::call_matching<ExecSpace>(path, f, std::make_index_sequence<kTunedPathCount>{});
+}
+
+// with_tuned_path for a call that must run: `path` came from choose_path, which gives a tuned
+// path only where built_paths() has it, so finding no specialisation for ExecSpace is a bug in
+// the table or the seam; it throws instead of running the generic kernels under the tuned
+// path's name. Returns false for Path::Generic.
+template <class ExecSpace, class F>
+bool run_tuned_path(const char* function, Path path, F&& f) {
+  if (path == Path::Generic) return false;
+  if (!with_tuned_path<ExecSpace>(path, f))
+    throw Error(function, "path", "a tuned path built for this execution space",
+                std::string(path_name(path)) + ", which this build has no launcher for here");
+  return true;
 }
 
 }  // namespace impl
