@@ -35,6 +35,13 @@ struct ScoreShapeArgs {
            "/H" + std::to_string(heads);
   }
   int blocks() const { return (context + 127) / 128; }
+  // Bytes a call must move: the cache blocks (9216 B each), the table, q (128 B per row and
+  // head) and the scores written (4 B per block per row and head).
+  double bytes() const {
+    const int nb = blocks();
+    return static_cast<double>(batch) * nb * 9216.0 + 4.0 * batch * nb +
+           static_cast<double>(batch) * query_len * heads * (128.0 + 4.0 * nb);
+  }
 };
 
 struct ScoreInputs {
@@ -70,13 +77,19 @@ ScoreInputs make_inputs(const ScoreShapeArgs& s, std::uint64_t seed) {
   return in;
 }
 
-void bench_score(benchmark::State& state, ScoreShapeArgs s, uq::Backend backend) {
-  const int nb = s.blocks();
-  const double bytes = static_cast<double>(s.batch) * nb * 9216.0 + 4.0 * s.batch * nb +
-                       static_cast<double>(s.batch) * s.query_len * s.heads * (128.0 + 4.0 * nb);
-  const int copies = uqbench::cold_copies(static_cast<std::size_t>(bytes));
+// Enough input copies that back-to-back calls read from memory, not from the last-level cache.
+std::vector<ScoreInputs> cold_inputs(const ScoreShapeArgs& s) {
+  const int copies = uqbench::cold_copies(static_cast<std::size_t>(s.bytes()));
   std::vector<ScoreInputs> inputs;
   for (int i = 0; i < copies; ++i) inputs.push_back(make_inputs(s, 99 + i));
+  return inputs;
+}
+
+void bench_score(benchmark::State& state, ScoreShapeArgs s, uq::Backend backend) {
+  const int nb = s.blocks();
+  const double bytes = s.bytes();
+  const std::vector<ScoreInputs> inputs = cold_inputs(s);
+  const int copies = static_cast<int>(inputs.size());
   uq::ScoreConfig cfg;
   cfg.query_len = s.query_len;
   cfg.local_blocks = 1;
@@ -109,11 +122,9 @@ void bench_score(benchmark::State& state, ScoreShapeArgs s, uq::Backend backend)
 // (manual time), then the back-to-back mean.
 void bench_score_sol(benchmark::State& state, ScoreShapeArgs s) {
   const int nb = s.blocks();
-  const double bytes = static_cast<double>(s.batch) * nb * 9216.0 + 4.0 * s.batch * nb +
-                       static_cast<double>(s.batch) * s.query_len * s.heads * (128.0 + 4.0 * nb);
-  const int copies = uqbench::cold_copies(static_cast<std::size_t>(bytes));
-  std::vector<ScoreInputs> inputs;
-  for (int i = 0; i < copies; ++i) inputs.push_back(make_inputs(s, 99 + i));
+  const double bytes = s.bytes();
+  const std::vector<ScoreInputs> inputs = cold_inputs(s);
+  const int copies = static_cast<int>(inputs.size());
   const uqbench::SolBuffers buf = uqbench::make_sol_buffers(s.batch, s.context, nb, s.query_len * s.heads, 0, 1);
   std::vector<uqsol::SolArgs> args;
   for (const auto& in : inputs) args.push_back(uqbench::sol_args(in.q, in.cache, in.tables, buf, s.batch));
