@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds Kokkos for one backend variant from Debian 12's own source package (trilinos,
+# Builds Kokkos for one variant (serial, openmp, cuda, hip) from Debian 12's own source package (trilinos,
 # whose packages/kokkos is Kokkos 3.4.01), with the patches in patches/, and installs it
 # into ${UQ_CACHE:-~/.cache/uq}/kokkos-<variant>-<hash>.
 #

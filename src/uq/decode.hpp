@@ -7,7 +7,7 @@
 #include "uq/error.hpp"
 #include "uq/impl/checks.hpp"
 #include "uq/impl/decode_generic.hpp"
-#include "uq/impl/decode_spec.hpp"
+#include "uq/impl/decode_dispatch.hpp"
 #include "uq/impl/device_info.hpp"
 #include "uq/impl/kv_cache_checks.hpp"
 #include "uq/impl/reduce_generic.hpp"
@@ -180,18 +180,18 @@ class DecodePlan {
     }
     if (cfg_.check) counters_.reset(exec_);
     const impl::DecodeParams p = params(static_cast<int>(block_tables.extent(1)));
-    using Spec = impl::DecodeSpec<ExecSpace>;
+    using Dispatch = impl::DecodeDispatch<ExecSpace>;
     const impl::CacheAddressing cache = impl::cache_addressing(kv_cache);
     const bool direct = choice_.partitions == 1;  // one kernel: the partition writes out (and lse) itself
-    choose_path_for(Spec::rejection(candidate_, exec_, q, cache, block_tables, seq_lens, partials_, counters_.view(),
+    choose_path_for(Dispatch::rejection(candidate_, exec_, q, cache, block_tables, seq_lens, partials_, counters_.view(),
                                     p, num_seqs, out, lse, direct));
     if (direct) {
-      Spec::partitions(path_, exec_, q, cache, block_tables, seq_lens, partials_, counters_.view(), p, num_seqs, out,
+      Dispatch::partitions(path_, exec_, q, cache, block_tables, seq_lens, partials_, counters_.view(), p, num_seqs, out,
                        lse);
     } else {
-      Spec::partitions(path_, exec_, q, cache, block_tables, seq_lens, partials_, counters_.view(), p, num_seqs,
+      Dispatch::partitions(path_, exec_, q, cache, block_tables, seq_lens, partials_, counters_.view(), p, num_seqs,
                        impl::NoDecodeOut<memory_space>(), impl::NoDecodeLse<memory_space>());
-      Spec::reduce(path_, exec_, partials_, out, lse, p, num_seqs);
+      Dispatch::reduce(path_, exec_, partials_, out, lse, p, num_seqs);
     }
     if (cfg_.check) throw_if_bad(fn, "q/block_tables/seq_lens", counters_.read(exec_));
   }
@@ -217,7 +217,7 @@ class DecodePlan {
     check_lse(num_seqs, lse);
     impl::require_no_alias("uq::decode", "out", out, "workspace", workspace_view());
     if (lse.data() != nullptr) impl::require_no_alias("uq::decode", "lse", lse, "workspace", workspace_view());
-    impl::DecodeSpec<ExecSpace>::reduce(candidate_, exec_, partials_, out, lse, params(shape_.max_blocks_per_seq),
+    impl::DecodeDispatch<ExecSpace>::reduce(candidate_, exec_, partials_, out, lse, params(shape_.max_blocks_per_seq),
                                         num_seqs);
   }
 
@@ -345,7 +345,7 @@ class DecodePlan {
 
   template <class Q, class Cache, class Tables, class Lens>
   void launch_partitions(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens) const {
-    impl::DecodeSpec<ExecSpace>::partitions(candidate_, exec_, q, impl::cache_addressing(kv_cache), block_tables,
+    impl::DecodeDispatch<ExecSpace>::partitions(candidate_, exec_, q, impl::cache_addressing(kv_cache), block_tables,
                                             seq_lens, partials_, counters_.view(),
                                             params(static_cast<int>(block_tables.extent(1))),
                                             static_cast<int>(q.extent(0)), impl::NoDecodeOut<memory_space>(),

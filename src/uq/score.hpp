@@ -9,7 +9,7 @@
 #include "uq/impl/checks.hpp"
 #include "uq/impl/device_info.hpp"
 #include "uq/impl/score_checks.hpp"
-#include "uq/impl/score_spec.hpp"
+#include "uq/impl/score_dispatch.hpp"
 #include "uq/impl/score_table.hpp"
 #include "uq/impl/status_counters.hpp"
 #include "uq/nvfp4.hpp"
@@ -123,12 +123,12 @@ class ScorePlan {
     p.local_blocks = cfg_.local_blocks;
     p.max_blocks = shape_.max_blocks;
     p.blocks_per_team = kBlocksPerTeam;
-    using Spec = impl::ScoreSpec<ExecSpace>;
+    using Dispatch = impl::ScoreDispatch<ExecSpace>;
     const impl::IndexCacheAddressing cache = impl::index_cache_addressing(index_cache);
-    const std::string rejection = Spec::rejection(candidate_, exec_, q, cache, block_tables, seq_lens, scores,
+    const std::string rejection = Dispatch::rejection(candidate_, exec_, q, cache, block_tables, seq_lens, scores,
                                                   table_.view(), counters_.view(), p, R, device_.compute_units);
     choice_ = choose_path(fn, device_, cfg_.backend, rejection, impl::built_paths());
-    Spec::run(choice_.path, exec_, q, cache, block_tables, seq_lens, scores, table_.view(), counters_.view(), p, R,
+    Dispatch::run(choice_.path, exec_, q, cache, block_tables, seq_lens, scores, table_.view(), counters_.view(), p, R,
               device_.compute_units);
     if (cfg_.check) throw_if_bad(fn, "block_tables/seq_lens", counters_.read(exec_));
   }

@@ -143,7 +143,7 @@ CacheStrided relayout_cache(const Cache& cache, const Tables& tables, const Lens
 
 // ---------------------------------------------------------------- the emulated path
 // The views are copied to host arrays, converted by uq/impl/decode_launch.hpp exactly as
-// decode_spec.hpp does for HIP, and run by the emulator's launchers; the result lands in out
+// decode_dispatch.hpp does for HIP, and run by the emulator's launchers; the result lands in out
 // and lse.
 template <class Q, class Cache, class Tables, class Lens, class Out>
 PathResults run_emulated(const uq::impl::DecodeParams& params, const Variant& v, const Q& q, const Cache& cache,

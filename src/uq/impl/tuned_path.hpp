@@ -1,4 +1,4 @@
-// The seam between the generic dispatch (decode_spec.hpp, score_spec.hpp) and the tuned paths.
+// The seam between the generic dispatch (decode_dispatch.hpp, score_dispatch.hpp) and the tuned paths.
 //
 // TunedPath<P> is the primary template: a path this build does not have. Each tuned path's
 // folder specialises it once (arch/<x>/tuned_path.hpp), included below only when its library

@@ -27,7 +27,7 @@ inline int score_column_bucket(int cols) {
 }
 
 template <class ExecSpace>
-struct ScoreSpec {
+struct ScoreDispatch {
   // Why the tuned path `path` cannot take this call ("" when it can; always "" for Generic):
   // the tuned launcher's own checks on the launch it would make, run without launching, so
   // that Backend::Auto falls back to the generic path instead of throwing.

@@ -38,7 +38,7 @@ template <class MemSpace>
 using NoDecodeLse = Kokkos::View<float**, Kokkos::LayoutStride, MemSpace>;
 
 template <class ExecSpace>
-struct DecodeSpec {
+struct DecodeDispatch {
   using MemSpace = typename ExecSpace::memory_space;
 
   // Why the tuned path `path` cannot take this call ("" when it can; always "" for Generic): the
