@@ -292,17 +292,109 @@ struct DecodePartitionsGeneric {
     });
     team.team_barrier();
 
-    for (int it = 0; it < trip; ++it) {
-      const std::int64_t tg = p + static_cast<std::int64_t>(it) * partitions;
-      for (int c = 0; c < kTileGroupTokens / kChunk; ++c) {
-        const std::int64_t T0c = tg * kTileGroupTokens + c * kChunk;
-        if (T0c >= L) break;  // later tiles change nothing (p = 0, alpha = 1)
-        process_chunk(team, b, h, T0c, L, tile, acc, part, pw, alpha, mrun, m, l, q8, tile_info);
+    if constexpr (runs_on_host<ExecSpace>()) {
+      // The slot chunk's scratch is unused on the host: the decoded token and the table.
+      float* kv = reinterpret_cast<float*>(base + kTileBytesOff);
+      float* fp4 = kv + kHeadDim;
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        for (int c = 0; c < 16; ++c) fp4[c] = ultraquant::fp4_times(static_cast<unsigned>(c), 1.0f);
+        for (int it = 0; it < trip; ++it) {
+          const std::int64_t tg = p + static_cast<std::int64_t>(it) * partitions;
+          for (int j = 0; j < kTileGroupTokens / kTile; ++j) {
+            const std::int64_t T0 = tg * kTileGroupTokens + j * kTile;
+            if (T0 >= L) break;  // later tiles change nothing (p = 0, alpha = 1)
+            process_tile_host(b, h, T0, L, acc, part, pw, m, l, q8, kv, fp4);
+          }
+        }
+      });
+      team.team_barrier();
+    } else {
+      for (int it = 0; it < trip; ++it) {
+        const std::int64_t tg = p + static_cast<std::int64_t>(it) * partitions;
+        for (int c = 0; c < kTileGroupTokens / kChunk; ++c) {
+          const std::int64_t T0c = tg * kTileGroupTokens + c * kChunk;
+          if (T0c >= L) break;  // later tiles change nothing (p = 0, alpha = 1)
+          process_chunk(team, b, h, T0c, L, tile, acc, part, pw, alpha, mrun, m, l, q8, tile_info);
+        }
       }
     }
 
     // ---- epilogue: bf16(acc * fl32(1/l)), l, m (or out and lse)
     write_results(team, b, h, row0, bad, acc, m, l);
+  }
+
+  // 256 elements of one token's K or V (codes: 128 bytes, two elements each, low nibble
+  // first; scales: 8 bytes, one per 32 elements), through fp4 = fp4_times(c, 1) for the 16
+  // codes: the same bits as fp4_times(c, half_scale) (exact scaling by a power of two), with
+  // no branch on the sign.
+  static KOKKOS_INLINE_FUNCTION void decode_token_host(const std::uint8_t* codes, const std::uint8_t* scales,
+                                                       float* out, const float* fp4) {
+    for (int g = 0; g < kHeadDim / ultraquant::kGroup; ++g) {
+      const float hs = ultraquant::half_scale(scales[g]);
+      for (int i = 0; i < ultraquant::kGroup / 2; ++i) {
+        const unsigned byte = codes[g * (ultraquant::kGroup / 2) + i];
+        out[g * ultraquant::kGroup + 2 * i] = fp4[byte & 15u] * hs;
+        out[g * ultraquant::kGroup + 2 * i + 1] = fp4[byte >> 4] * hs;
+      }
+    }
+  }
+
+  // fp32 dot of 256 elements in 8 independent lanes (a vector loop for the CPU compilers;
+  // fp32 summation order is free, spec §5).
+  static KOKKOS_INLINE_FUNCTION float dot256_host(const float* x, const float* y) {
+    float s[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    for (int d = 0; d < kHeadDim; d += 8)
+      for (int u = 0; u < 8; ++u) s[u] += x[d + u] * y[d + u];
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  }
+
+  // Host backends (one thread per team): one tile starting at token T0 (< L), read straight
+  // from the cache, with the loops ordered for a CPU: per token, K and V decoded once into
+  // 256 floats and every row's dot and P.V update run over contiguous dimensions. The
+  // softmax steps are process_chunk's, per tile, in the same order (sc, pw: [QG][16]).
+  KOKKOS_INLINE_FUNCTION void process_tile_host(int b, int h, std::int64_t T0, std::int64_t L, float* acc,
+                                                float* sc, float* pw, float* m, float* l, const float* q8,
+                                                float* kv, const float* fp4) const {
+    const std::int64_t logical = T0 / cache.block_size;
+    const std::int64_t physical = static_cast<std::int64_t>(block_tables(b, logical));
+    if (physical < 0 || physical >= cache.num_blocks) {  // absent tile: alpha = 1, p = 0
+      if (h == 0 && T0 % cache.block_size == 0) count(counts, Counter::bad_block_ids);
+      return;
+    }
+    const std::uint8_t* first = cache.base + physical * cache.block_stride +
+                                (T0 % cache.block_size) * cache.pos_stride +
+                                static_cast<std::int64_t>(h) * cache.slot_bytes;
+    const int valid = static_cast<int>(min_i64(kTile, L - T0));
+    for (int t = 0; t < valid; ++t) {
+      const std::uint8_t* slot = first + t * cache.pos_stride;
+      decode_token_host(slot + ultraquant::kKCodes, slot + ultraquant::kKScales, kv, fp4);
+      for (int r = 0; r < QG; ++r) sc[r * kTile + t] = dot256_host(kv, q8 + r * kHeadDim) * scale;
+    }
+    for (int r = 0; r < QG; ++r) {
+      float tile_max = -codec::infinity();
+      for (int t = 0; t < valid; ++t) tile_max = max_f32(tile_max, sc[r * kTile + t]);
+      const float m_new = max_f32(m[r], tile_max);
+      const float alpha = m[r] == -codec::infinity() ? 1.0f : exp_f32(m[r] - m_new);
+      float sum = 0.0f;
+      for (int t = 0; t < valid; ++t) {
+        const float p = m_new == -codec::infinity() ? 0.0f : exp_f32(sc[r * kTile + t] - m_new);
+        sum += p;                              // l takes the unrounded p ...
+        pw[r * kTile + t] = codec::round_bf16(p);  // ... P.V the bf16-rounded one
+      }
+      m[r] = m_new;
+      l[r] = l[r] * alpha + sum;
+      float* a = acc + r * kHeadDim;
+      for (int d = 0; d < kHeadDim; ++d) a[d] *= alpha;
+    }
+    for (int t = 0; t < valid; ++t) {
+      const std::uint8_t* slot = first + t * cache.pos_stride;
+      decode_token_host(slot + ultraquant::kVCodes, slot + ultraquant::kVScales, kv, fp4);
+      for (int r = 0; r < QG; ++r) {
+        const float pr = pw[r * kTile + t];
+        float* a = acc + r * kHeadDim;
+        for (int d = 0; d < kHeadDim; ++d) a[d] += pr * kv[d];
+      }
+    }
   }
 
   // One chunk of kTilesPerChunk tiles starting at token T0c (< L).
@@ -462,7 +554,7 @@ struct DecodePartitionsGeneric {
     // DecodePlan checks max_seqs * num_kv_heads * partitions <= 2^31 - 1.
     const int league = static_cast<int>(static_cast<std::int64_t>(num_seqs) * num_kv_heads * partitions);
     if (league == 0) return;
-    policy pol = runs_on_host<ExecSpace>() ? policy(exec, league, Kokkos::AUTO) : policy(exec, league, kHeadDim);
+    policy pol = runs_on_host<ExecSpace>() ? policy(exec, league, 1) : policy(exec, league, kHeadDim);
     pol.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
     Kokkos::parallel_for("uq::decode::partitions", pol, *this);
   }
