@@ -339,10 +339,11 @@ struct DecodePartitionsGeneric {
   // power of two), with no branch on the sign, and the scaling a vector loop.
   static KOKKOS_INLINE_FUNCTION void decode_token_host(const std::uint8_t* codes, const std::uint8_t* scales,
                                                        float* out, const float* pairs) {
-    for (int i = 0; i < kHeadDim / 2; ++i) {
-      out[2 * i] = pairs[2 * codes[i]];
-      out[2 * i + 1] = pairs[2 * codes[i] + 1];
-    }
+    struct alignas(8) Pair {
+      float v[2];
+    };
+    for (int i = 0; i < kHeadDim / 2; ++i)  // one 8-byte copy per code byte
+      reinterpret_cast<Pair*>(out)[i] = reinterpret_cast<const Pair*>(pairs)[codes[i]];
     for (int g = 0; g < kHeadDim / ultraquant::kGroup; ++g) {
       const float hs = ultraquant::half_scale(scales[g]);
       for (int e = 0; e < ultraquant::kGroup; ++e) out[g * ultraquant::kGroup + e] *= hs;
