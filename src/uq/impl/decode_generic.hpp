@@ -116,6 +116,13 @@ struct DecodePartitionsGeneric {
   static constexpr int kTileInfoOff = kQ8Off + QG * kHeadDim * 4;            // int64 [kTilesPerChunk][2]
   static constexpr int kScratchBytes = kTileInfoOff + kTilesPerChunk * 16 + 16;
   static_assert(kScratchBytes <= 48 * 1024, "decode scratch must fit the default 48 KiB");
+  // Host backends only, in level-1 scratch: kHostStep decoded tokens and the code-pair
+  // table of process_tile_host.
+  static constexpr int kHostStep = 4;                               // tokens per step
+  static constexpr int kHostKvOff = 0;                              // float [kHostStep][256]
+  static constexpr int kHostPairsOff = kHostStep * kHeadDim * 4;    // float [256][2]
+  static constexpr int kHostScratchBytes = kHostPairsOff + 256 * 2 * 4;
+  static_assert(kTile % kHostStep == 0, "host steps tile a tile");
   static_assert(kSplits >= 2, "the softmax keeps scores and unrounded p in splits 0 and 1 of part");
   static_assert(kQ8Off % 16 == 0, "q8 is read as 16-byte vectors");
   static_assert(QG <= 31, "non-finite rows are a bit mask in an int");
@@ -292,17 +299,137 @@ struct DecodePartitionsGeneric {
     });
     team.team_barrier();
 
-    for (int it = 0; it < trip; ++it) {
-      const std::int64_t tg = p + static_cast<std::int64_t>(it) * partitions;
-      for (int c = 0; c < kTileGroupTokens / kChunk; ++c) {
-        const std::int64_t T0c = tg * kTileGroupTokens + c * kChunk;
-        if (T0c >= L) break;  // later tiles change nothing (p = 0, alpha = 1)
-        process_chunk(team, b, h, T0c, L, tile, acc, part, pw, alpha, mrun, m, l, q8, tile_info);
+    if constexpr (runs_on_host<ExecSpace>()) {
+      char* host = static_cast<char*>(team.team_scratch(1).get_shmem_aligned(int(kHostScratchBytes), 16));
+      float* kv = reinterpret_cast<float*>(host + kHostKvOff);
+      float* pairs = reinterpret_cast<float*>(host + kHostPairsOff);
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        for (unsigned c = 0; c < 256; ++c) {
+          pairs[2 * c] = ultraquant::fp4_times(c & 15u, 1.0f);
+          pairs[2 * c + 1] = ultraquant::fp4_times(c >> 4, 1.0f);
+        }
+        for (int it = 0; it < trip; ++it) {
+          const std::int64_t tg = p + static_cast<std::int64_t>(it) * partitions;
+          for (int j = 0; j < kTileGroupTokens / kTile; ++j) {
+            const std::int64_t T0 = tg * kTileGroupTokens + j * kTile;
+            if (T0 >= L) break;  // later tiles change nothing (p = 0, alpha = 1)
+            process_tile_host(b, h, T0, L, acc, part, pw, m, l, q8, kv, pairs);
+          }
+        }
+      });
+      team.team_barrier();
+    } else {
+      for (int it = 0; it < trip; ++it) {
+        const std::int64_t tg = p + static_cast<std::int64_t>(it) * partitions;
+        for (int c = 0; c < kTileGroupTokens / kChunk; ++c) {
+          const std::int64_t T0c = tg * kTileGroupTokens + c * kChunk;
+          if (T0c >= L) break;  // later tiles change nothing (p = 0, alpha = 1)
+          process_chunk(team, b, h, T0c, L, tile, acc, part, pw, alpha, mrun, m, l, q8, tile_info);
+        }
       }
     }
 
     // ---- epilogue: bf16(acc * fl32(1/l)), l, m (or out and lse)
     write_results(team, b, h, row0, bad, acc, m, l);
+  }
+
+  // 256 elements of one token's K or V (codes: 128 bytes, two elements each, low nibble
+  // first; scales: 8 bytes, one per 32 elements), through pairs[2 byte + n] = fp4_times(
+  // nibble n of byte, 1): the same bits as fp4_times(code, half_scale) (exact scaling by a
+  // power of two), with no branch on the sign, and the scaling a vector loop.
+  static KOKKOS_INLINE_FUNCTION void decode_token_host(const std::uint8_t* codes, const std::uint8_t* scales,
+                                                       float* out, const float* pairs) {
+    struct alignas(8) Pair {
+      float v[2];
+    };
+    for (int i = 0; i < kHeadDim / 2; ++i)  // one 8-byte copy per code byte
+      reinterpret_cast<Pair*>(out)[i] = reinterpret_cast<const Pair*>(pairs)[codes[i]];
+    for (int g = 0; g < kHeadDim / ultraquant::kGroup; ++g) {
+      const float hs = ultraquant::half_scale(scales[g]);
+      for (int e = 0; e < ultraquant::kGroup; ++e) out[g * ultraquant::kGroup + e] *= hs;
+    }
+  }
+
+  // fp32 dot of 256 elements in 8 independent lanes (a vector loop for the CPU compilers).
+  static KOKKOS_INLINE_FUNCTION float dot256_host(const float* x, const float* y) {
+    float s[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    for (int d = 0; d < kHeadDim; d += 8)
+      for (int u = 0; u < 8; ++u) s[u] += x[d + u] * y[d + u];
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  }
+
+  // Host backends (one thread per team): one tile starting at token T0 (< L), read straight
+  // from the cache, with the loops ordered for a CPU: K and V decoded once per token into
+  // 256 floats, kHostStep tokens at a time, and every row's dots and P.V updates over
+  // contiguous dimensions in independent lanes (vector loops for the CPU compilers; the
+  // dots' fp32 summation order is free, spec §5; P.V adds the tokens in order, as
+  // process_chunk). The softmax steps are process_chunk's, per tile (sc, pw: [QG][16]).
+  KOKKOS_INLINE_FUNCTION void process_tile_host(int b, int h, std::int64_t T0, std::int64_t L, float* acc,
+                                                float* sc, float* pw, float* m, float* l, const float* q8,
+                                                float* kv, const float* pairs) const {
+    constexpr int S = kHostStep;
+    const std::int64_t logical = T0 / cache.block_size;
+    const std::int64_t physical = static_cast<std::int64_t>(block_tables(b, logical));
+    if (physical < 0 || physical >= cache.num_blocks) {  // absent tile: alpha = 1, p = 0
+      if (h == 0 && T0 % cache.block_size == 0) count(counts, Counter::bad_block_ids);
+      return;
+    }
+    const std::uint8_t* first = cache.base + physical * cache.block_stride +
+                                (T0 % cache.block_size) * cache.pos_stride +
+                                static_cast<std::int64_t>(h) * cache.slot_bytes;
+    const int valid = static_cast<int>(min_i64(kTile, L - T0));
+    // Tokens past `valid` in the last step decode as zeros (no read) and are never used.
+    auto decode_step = [&](int t0, int codes_off, int scales_off) {
+      for (int u = 0; u < S; ++u) {
+        float* out = kv + u * kHeadDim;
+        if (t0 + u < valid) {
+          const std::uint8_t* slot = first + (t0 + u) * cache.pos_stride;
+          decode_token_host(slot + codes_off, slot + scales_off, out, pairs);
+        } else {
+          for (int d = 0; d < kHeadDim; ++d) out[d] = 0.0f;
+        }
+      }
+    };
+    for (int t0 = 0; t0 < valid; t0 += S) {
+      decode_step(t0, ultraquant::kKCodes, ultraquant::kKScales);
+      for (int u = 0; u < S && t0 + u < valid; ++u)
+        for (int r = 0; r < QG; ++r)
+          sc[r * kTile + t0 + u] = dot256_host(kv + u * kHeadDim, q8 + r * kHeadDim) * scale;
+    }
+    for (int r = 0; r < QG; ++r) {
+      float tile_max = -codec::infinity();
+      for (int t = 0; t < valid; ++t) tile_max = max_f32(tile_max, sc[r * kTile + t]);
+      const float m_new = max_f32(m[r], tile_max);
+      const float alpha = m[r] == -codec::infinity() ? 1.0f : exp_f32(m[r] - m_new);
+      float sum = 0.0f;
+      for (int t = 0; t < kTile; ++t) {
+        const float p = t >= valid || m_new == -codec::infinity() ? 0.0f : exp_f32(sc[r * kTile + t] - m_new);
+        sum += p;                                  // l takes the unrounded p ...
+        pw[r * kTile + t] = codec::round_bf16(p);  // ... P.V the bf16-rounded one (0 past valid)
+      }
+      m[r] = m_new;
+      l[r] = l[r] * alpha + sum;
+      float* a = acc + r * kHeadDim;
+      for (int d = 0; d < kHeadDim; ++d) a[d] *= alpha;
+    }
+    for (int t0 = 0; t0 < valid; t0 += S) {
+      decode_step(t0, ultraquant::kVCodes, ultraquant::kVScales);
+      const int n = valid - t0 < S ? valid - t0 : S;
+      for (int r = 0; r < QG; ++r) {
+        const float* pr = pw + r * kTile + t0;
+        float* a = acc + r * kHeadDim;
+        if (n == S) {
+          for (int d = 0; d < kHeadDim; ++d) {
+            float x = a[d];
+            for (int u = 0; u < S; ++u) x += pr[u] * kv[u * kHeadDim + d];
+            a[d] = x;
+          }
+        } else {
+          for (int u = 0; u < n; ++u)
+            for (int d = 0; d < kHeadDim; ++d) a[d] += pr[u] * kv[u * kHeadDim + d];
+        }
+      }
+    }
   }
 
   // One chunk of kTilesPerChunk tiles starting at token T0c (< L).
@@ -462,8 +589,9 @@ struct DecodePartitionsGeneric {
     // DecodePlan checks max_seqs * num_kv_heads * partitions <= 2^31 - 1.
     const int league = static_cast<int>(static_cast<std::int64_t>(num_seqs) * num_kv_heads * partitions);
     if (league == 0) return;
-    policy pol = runs_on_host<ExecSpace>() ? policy(exec, league, Kokkos::AUTO) : policy(exec, league, kHeadDim);
+    policy pol = runs_on_host<ExecSpace>() ? policy(exec, league, 1) : policy(exec, league, kHeadDim);
     pol.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
+    if (runs_on_host<ExecSpace>()) pol.set_scratch_size(1, Kokkos::PerTeam(kHostScratchBytes));
     Kokkos::parallel_for("uq::decode::partitions", pol, *this);
   }
 };
