@@ -3,6 +3,8 @@
 // from a launch description (decode_launch_args.hpp); the kernels only read them.
 #pragma once
 
+#include "uq/core/ultraquant_format.hpp"
+
 #include <cstdint>
 
 // Full unrolling of constant-trip loops: the kernels index small arrays (the 32 values of a
@@ -13,17 +15,19 @@
 namespace uq::gfx950 {
 
 // ---------------------------------------------------------------- problem constants
-constexpr std::uint32_t kHeadDim = 256;
-constexpr std::uint32_t kTileTokens = 16;         // tokens per MFMA tile
-constexpr std::uint32_t kTileGroupTokens = 256;   // tokens per tile-group (16 tiles)
+// The format's values come from the Kokkos-free core (uq/core/ultraquant_format.hpp); the
+// kernels want them as unsigned (their offset arithmetic is 32-bit unsigned).
+constexpr std::uint32_t kHeadDim = uq::ultraquant::kHeadDim;
+constexpr std::uint32_t kTileTokens = 16;  // tokens per MFMA tile
+constexpr std::uint32_t kTileGroupTokens = uq::kTileGroupTokens;  // 16 tiles
 constexpr std::uint32_t kTilesPerGroup = kTileGroupTokens / kTileTokens;
 
 // Slot bytes of one (token, KV head) (spec ultraquant.md §2).
-constexpr std::uint32_t kSlotKCodes = 0;
-constexpr std::uint32_t kSlotKScales = 128;
-constexpr std::uint32_t kSlotVCodes = 136;
-constexpr std::uint32_t kSlotVScales = 264;
-constexpr std::uint32_t kSlotContent = 272;
+constexpr std::uint32_t kSlotKCodes = uq::ultraquant::kKCodes;
+constexpr std::uint32_t kSlotKScales = uq::ultraquant::kKScales;
+constexpr std::uint32_t kSlotVCodes = uq::ultraquant::kVCodes;
+constexpr std::uint32_t kSlotVScales = uq::ultraquant::kVScales;
+constexpr std::uint32_t kSlotContent = uq::ultraquant::kSlotContent;
 
 // A buffer offset no range contains (num_records is kept below 2^31): loads read 0.
 constexpr std::uint32_t kMaskedOffset = 0x80000000u;

@@ -4,19 +4,22 @@
 // ScoreKernelArgs from a launch description (score_launch_args.hpp); the kernel only reads it.
 #pragma once
 
+#include "uq/core/nvfp4_format.hpp"
+
 #include <cstdint>
 
 namespace uq::gfx950 {
 namespace scorer {
 
 // ---------------------------------------------------------------- the format (spec nvfp4-index.md §2)
-constexpr int kDim = 128;             // index head dim
-constexpr int kBlockTokens = 128;     // tokens per block = page
-constexpr int kPageCodes = 8192;      // code bytes of a page (token t's 64 at t * 64)
-constexpr int kPageBytes = 9216;      // then 8 scale bytes per token at 8192 + t * 8
-constexpr int kTableBytes = 256 * 8;  // the dequantisation table: 8 magnitude bytes per scale byte
-constexpr float kInitScore = 1e30f;
-constexpr float kLocalScore = 1e29f;
+// From the Kokkos-free core (uq/core/nvfp4_format.hpp).
+constexpr int kDim = uq::nvfp4::kHeadDim;  // index head dim
+using uq::nvfp4::kBlockTokens;             // tokens per block = page
+using uq::nvfp4::kPageCodes;               // code bytes of a page (token t's 64 at t * 64)
+using uq::nvfp4::kPageBytes;               // then 8 scale bytes per token at 8192 + t * 8
+constexpr int kTableBytes = 256 * 8;       // the dequantisation table: 8 magnitude bytes per scale byte
+using uq::nvfp4::kInitScore;
+using uq::nvfp4::kLocalScore;
 
 // ---------------------------------------------------------------- the work decomposition
 constexpr int kWaves = 4;                  // waves per workgroup

@@ -3,6 +3,8 @@
 // kernels only read them.
 #pragma once
 
+#include "uq/core/ultraquant_format.hpp"
+
 #include <cstdint>
 
 // Small constexpr helpers are called from host and device code.
@@ -15,15 +17,14 @@
 namespace uq::sm90 {
 
 // ---------------------------------------------------------------- problem constants
-constexpr int kHeadDim = 256;
-constexpr int kTileGroupTokens = 256;  // tokens per tile-group (spec ultraquant.md §5)
-
-// Slot bytes of one (token, KV head) (spec ultraquant.md §2).
-constexpr int kSlotKCodes = 0;
-constexpr int kSlotKScales = 128;
-constexpr int kSlotVCodes = 136;
-constexpr int kSlotVScales = 264;
-constexpr int kSlotContent = 272;
+// From the Kokkos-free core (uq/core/ultraquant_format.hpp): head dim, tile-group, slot layout.
+using uq::kTileGroupTokens;
+using uq::ultraquant::kHeadDim;
+constexpr int kSlotKCodes = uq::ultraquant::kKCodes;  // slot bytes of one (token, KV head)
+constexpr int kSlotKScales = uq::ultraquant::kKScales;
+constexpr int kSlotVCodes = uq::ultraquant::kVCodes;
+constexpr int kSlotVScales = uq::ultraquant::kVScales;
+using uq::ultraquant::kSlotContent;
 
 // Indices of the status counters (uq::Counter in src/uq/error.hpp; launch_checks.hpp
 // static_asserts that they agree).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "sm90/score_knobs.hpp"
+#include "uq/core/nvfp4_format.hpp"
 
 #include <cstdint>
 
@@ -10,11 +11,12 @@ namespace uq::sm90 {
 
 namespace scorer {
 // The format (spec nvfp4-index.md §1-§2).
-constexpr int kDim = 128;
-constexpr int kBlockTokens = 128;
-constexpr int kCodeBytesPerToken = 64;
-constexpr int kPageCodes = kBlockTokens * kCodeBytesPerToken;  // 8192: codes first
-constexpr int kPageBytes = kPageCodes + kBlockTokens * 8;     // 9216: then 8 scale bytes per token
+// From the Kokkos-free core (uq/core/nvfp4_format.hpp).
+constexpr int kDim = uq::nvfp4::kHeadDim;
+using uq::nvfp4::kBlockTokens;
+using uq::nvfp4::kCodeBytesPerToken;
+using uq::nvfp4::kPageCodes;  // 8192: codes first
+using uq::nvfp4::kPageBytes;  // 9216: then 8 scale bytes per token
 constexpr int kFormatTableBytes = 256 * 8;                     // uq::nvfp4 table: 8 magnitude bytes per scale byte
 constexpr int kMaxColumns = 32;                                // H * QL
 constexpr int kColumnsPerTile = kColumnsPerTileForKnobs;        // wgmma n per column tile

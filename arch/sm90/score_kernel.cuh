@@ -34,6 +34,7 @@
 #include "sm90/score_args.hpp"
 #include "sm90/score_convert.cuh"
 #include "sm90/score_ptx.cuh"
+#include "uq/core/nvfp4_rules.hpp"
 
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -45,10 +46,7 @@ namespace scorer {
 
 constexpr int kQueryLoadBatch = 8;  // query bytes a thread has in flight in the prologue
 
-__device__ __forceinline__ long long visible_tokens(long long L, int query_len, int r) {
-  const long long v = L - query_len + r + 1;
-  return v > 0 ? v : 0;
-}
+using uq::impl::visible_tokens;  // the core's rule (uq/core/nvfp4_rules.hpp)
 __device__ __forceinline__ long long blocks_for(long long tokens) { return (tokens + kBlockTokens - 1) / kBlockTokens; }
 
 // The dim of the key / query that wgmma k-step j, k index k (0..15) multiplies (the k order
@@ -109,8 +107,8 @@ __device__ __forceinline__ Column column_of(const ScoreKernelArgs& a, long long 
 __device__ __forceinline__ void store_score(const ScoreKernelArgs& a, const Column& col, int rb, float raw) {
   float value;
   if (rb >= col.nb) value = -__int_as_float(0x7f800000);
-  else if (rb < col.init) value = 1e30f;
-  else if (rb >= col.local) value = 1e29f;
+  else if (rb < col.init) value = uq::nvfp4::kInitScore;
+  else if (rb >= col.local) value = uq::nvfp4::kLocalScore;
   else value = raw * 256.0f + 0.0f;  // exact; -0 -> +0; NaN cannot occur (fmaxf), -inf stays
   col.out[rb * a.s_block] = value;
 }

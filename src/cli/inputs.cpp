@@ -1,6 +1,7 @@
 #include "cli/inputs.hpp"
 
 #include "cli/failure.hpp"
+#include "uq/core/ultraquant_format.hpp"
 
 #include <sys/stat.h>
 
@@ -176,9 +177,9 @@ std::vector<float> load_float32(const std::string& file, const ShapePattern& pat
   return to_float32(a, file);
 }
 
-bool valid_block_size(std::int64_t bs) { return bs == 16 || bs == 32 || bs == 64 || bs == 128 || bs == 256; }
+bool valid_block_size(std::int64_t bs) { return is_decode_block_size(bs); }
 
-bool valid_slot_bytes(std::int64_t sb) { return sb >= 272 && sb % 4 == 0 && sb < (1 << 20); }
+bool valid_slot_bytes(std::int64_t sb) { return sb >= ultraquant::kSlotContent && sb % 4 == 0 && sb < (1 << 20); }
 
 void check_cache_geometry(const std::string& file, const std::vector<std::int64_t>& shape) {
   const std::string found = "shape " + npy::shape_string(shape);

@@ -46,8 +46,6 @@ struct DecodeShape {
   int max_blocks_per_seq = 0;  // block_tables.extent(1)
 };
 
-inline constexpr int kMaxPartitions = 4096;
-
 // A caller-provided decode workspace must start at a multiple of this many bytes.
 inline constexpr std::size_t kDecodeWorkspaceAlignment = 16;
 
@@ -247,8 +245,8 @@ class DecodePlan {
     using impl::str;
     require(shape.max_seqs >= 0, fn, "shape.max_seqs", ">= 0", str(shape.max_seqs));
     require(shape.num_kv_heads >= 1, fn, "shape.num_kv_heads", ">= 1", str(shape.num_kv_heads));
-    require(shape.qg == 6 || shape.qg == 8 || shape.qg == 16, fn, "shape.qg", "6, 8 or 16", str(shape.qg));
-    require(impl::valid_block_size(shape.block_size), fn, "shape.block_size", "16, 32, 64, 128 or 256",
+    require(is_decode_qg(shape.qg), fn, "shape.qg", "6, 8 or 16", str(shape.qg));
+    require(is_decode_block_size(shape.block_size), fn, "shape.block_size", "16, 32, 64, 128 or 256",
             str(shape.block_size));
     require(shape.max_blocks_per_seq >= 0, fn, "shape.max_blocks_per_seq", ">= 0",
             str(shape.max_blocks_per_seq));
@@ -418,7 +416,7 @@ DecodeShape decode_shape_of(const Q& q, const Cache& kv_cache, const Tables& blo
                   "extent(1) (num_q_heads) a multiple of num_kv_heads = " + impl::str(s.num_kv_heads),
                   impl::str(hq));
     s.qg = static_cast<int>(hq / s.num_kv_heads);
-    impl::require(s.qg == 6 || s.qg == 8 || s.qg == 16, fn, "q",
+    impl::require(is_decode_qg(s.qg), fn, "q",
                   "extent(1) / num_kv_heads (the query group size) in {6, 8, 16}", impl::str(s.qg));
   }
   s.block_size = static_cast<int>(kv_cache.extent(1));

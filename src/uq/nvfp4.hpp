@@ -3,6 +3,7 @@
 // shared by every implementation (generic kernels, tuned kernels, tests, CLI).
 #pragma once
 
+#include "uq/core/nvfp4_format.hpp"
 #include "uq/types.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -12,22 +13,7 @@
 namespace uq {
 namespace nvfp4 {
 
-inline constexpr int kHeadDim = 128;                        // index head dim D
-inline constexpr int kGroup = 16;                           // elements per E4M3 scale
-inline constexpr int kGroups = kHeadDim / kGroup;           // 8 scale bytes per token
-inline constexpr int kBlockTokens = 128;                    // tokens per block (= page)
-inline constexpr int kCodeBytesPerToken = kHeadDim / 2;     // 64: two E2M1 codes per byte
-inline constexpr int kPageCodes = kBlockTokens * kCodeBytesPerToken;  // 8192: codes first
-inline constexpr int kPageBytes = kPageCodes + kBlockTokens * kGroups; // 9216: then scales
-
-// Page offsets of token t's code byte for dim d (low nibble = even dim) and of its
-// scale byte for group g (dims 16g..16g+15).
-KOKKOS_INLINE_FUNCTION constexpr int code_offset(int t, int d) { return t * kCodeBytesPerToken + d / 2; }
-KOKKOS_INLINE_FUNCTION constexpr int scale_offset(int t, int g) { return kPageCodes + t * kGroups + g; }
-
-// Sentinel scores of the always-kept blocks (spec §4).
-inline constexpr float kInitScore = 1e30f;
-inline constexpr float kLocalScore = 1e29f;
+// The page layout constants and sentinels: uq/core/nvfp4_format.hpp.
 
 // ------------------------------------------------------------------ dequantisation
 // The table of the format: 256 scale bytes x 8 E2M1 magnitudes, entry (s, i) the

@@ -3,13 +3,12 @@
 // the live seq_lens) so the grid of a captured graph stays valid for every replay.
 #pragma once
 
+#include "uq/core/ultraquant_format.hpp"
+
 #include <algorithm>
 #include <cstdint>
 
 namespace uq {
-
-inline constexpr int kTileGroupTokens = 256;  // tokens per tile-group
-inline constexpr int kTileTokens = 16;        // tokens per tile
 
 struct PartitionChoice {
   int partitions = 2;             // P: a power of two >= 2 by default

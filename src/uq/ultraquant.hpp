@@ -2,6 +2,7 @@
 // the scalar steps of the writer's quantiser, shared by every implementation.
 #pragma once
 
+#include "uq/core/ultraquant_format.hpp"
 #include "uq/types.hpp"
 
 #include <cstdint>
@@ -10,15 +11,7 @@
 namespace uq {
 namespace ultraquant {
 
-inline constexpr int kHeadDim = 256;
-inline constexpr int kGroup = 32;                  // elements per UE8M0 scale
-inline constexpr int kGroups = kHeadDim / kGroup;  // 8
-inline constexpr int kKCodes = 0;                  // byte offsets inside a slot
-inline constexpr int kKScales = 128;
-inline constexpr int kVCodes = 136;
-inline constexpr int kVScales = 264;
-inline constexpr int kSlotContent = 272;           // minimum slot_bytes
-inline constexpr float kScaleConstant = 0.156f;    // MSE-optimal c of the format
+// The slot layout constants: uq/core/ultraquant_format.hpp.
 
 // e with 2^(e - 1/2) <= s < 2^(e + 1/2), exactly, for finite s > 0 (float subnormals
 // included). s = M * 2^E with M in [1, 2) in double; M has at most 24 significant

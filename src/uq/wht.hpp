@@ -6,11 +6,13 @@
 // gives bit-identical values.
 #pragma once
 
+#include "uq/core/ultraquant_format.hpp"
+
 #include <Kokkos_Core.hpp>
 
 namespace uq {
 
-inline constexpr int kHeadDim = 256;
+using ultraquant::kHeadDim;  // 256: the transform's length is the head dim
 
 // Butterfly j (0..127) of stage s: the pair's lower index.
 KOKKOS_INLINE_FUNCTION int wht_pair_low(int s, int j) {

@@ -7,6 +7,7 @@
 // include their headers.
 #pragma once
 
+#include "uq/core/ultraquant_format.hpp"
 #include "uq/error.hpp"
 
 #include <cstdint>
@@ -188,12 +189,9 @@ DecodeReduceLaunch decode_reduce_launch(const Partials& partials, const Out& out
 // its own limits (grid dimensions, buffer byte ranges, alignment). `fn` is the launcher's name
 // for the uq::Error.
 inline void check_decode_partitions_launch(const char* fn, const DecodePartitionsLaunch& l) {
-  constexpr std::int64_t kTileGroupTokens = 256;  // spec ultraquant.md §5
   require(l.num_seqs >= 0, fn, "num_seqs", ">= 0", str(l.num_seqs));
-  require(l.qg == 6 || l.qg == 8 || l.qg == 16, fn, "qg", "6, 8 or 16", str(l.qg));
-  require(l.block_size == 16 || l.block_size == 32 || l.block_size == 64 || l.block_size == 128 ||
-              l.block_size == 256,
-          fn, "block_size", "16, 32, 64, 128 or 256", str(l.block_size));
+  require(is_decode_qg(l.qg), fn, "qg", "6, 8 or 16", str(l.qg));
+  require(is_decode_block_size(l.block_size), fn, "block_size", "16, 32, 64, 128 or 256", str(l.block_size));
   require(l.num_kv_heads >= 1, fn, "num_kv_heads", ">= 1", str(l.num_kv_heads));
   require(l.partitions >= 1, fn, "partitions", ">= 1", str(l.partitions));
   require(l.tgpp >= 1, fn, "tgpp", ">= 1", str(l.tgpp));
@@ -201,7 +199,7 @@ inline void check_decode_partitions_launch(const char* fn, const DecodePartition
   const std::int64_t window = static_cast<std::int64_t>(l.max_blocks_per_seq) * l.block_size;
   require(static_cast<std::int64_t>(l.partitions) * l.tgpp * kTileGroupTokens >= window, fn, "partitions * tgpp",
           "* 256 >= max_blocks_per_seq * block_size = " + str(window), str(l.partitions) + " * " + str(l.tgpp));
-  require(l.slot_bytes >= 272 && l.slot_bytes % 4 == 0, fn, "slot_bytes", ">= 272 and a multiple of 4",
+  require(l.slot_bytes >= ultraquant::kSlotContent && l.slot_bytes % 4 == 0, fn, "slot_bytes", ">= 272 and a multiple of 4",
           str(l.slot_bytes));
   require(l.num_blocks >= 0, fn, "num_blocks", ">= 0", str(l.num_blocks));
   const std::int64_t block_bytes = static_cast<std::int64_t>(l.num_kv_heads) * l.slot_bytes * l.block_size;
@@ -228,7 +226,7 @@ inline void check_decode_partitions_launch(const char* fn, const DecodePartition
 
 inline void check_decode_reduce_launch(const char* fn, const DecodeReduceLaunch& l) {
   require(l.num_seqs >= 0, fn, "num_seqs", ">= 0", str(l.num_seqs));
-  require(l.qg == 6 || l.qg == 8 || l.qg == 16, fn, "qg", "6, 8 or 16", str(l.qg));
+  require(is_decode_qg(l.qg), fn, "qg", "6, 8 or 16", str(l.qg));
   require(l.num_kv_heads >= 1, fn, "num_kv_heads", ">= 1", str(l.num_kv_heads));
   require(l.partitions >= 1, fn, "partitions", ">= 1", str(l.partitions));
   require(l.out_stride_seq >= 0 && l.out_stride_head >= 0 && l.out_stride_dim >= 1, fn, "out strides",

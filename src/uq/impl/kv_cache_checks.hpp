@@ -19,17 +19,13 @@ struct KvCacheGeometry {
   int slot_bytes = 0;
 };
 
-inline bool valid_block_size(std::int64_t bs) {
-  return bs == 16 || bs == 32 || bs == 64 || bs == 128 || bs == 256;
-}
-
 template <class CacheView>
 KvCacheGeometry check_kv_cache(const char* function, const CacheView& cache) {
   KvCacheGeometry g;
   g.num_blocks = static_cast<std::int64_t>(cache.extent(0));
   const std::int64_t bs = static_cast<std::int64_t>(cache.extent(1));
   const std::int64_t slot = static_cast<std::int64_t>(cache.extent(3));
-  require(valid_block_size(bs), function, "kv_cache", "extent(1) (block_size) in {16, 32, 64, 128, 256}",
+  require(is_decode_block_size(bs), function, "kv_cache", "extent(1) (block_size) in {16, 32, 64, 128, 256}",
           str(bs));
   require(slot >= ultraquant::kSlotContent && slot % 4 == 0 && slot < (1 << 20), function, "kv_cache",
           "extent(3) (slot_bytes) >= 272 and a multiple of 4", str(slot));

@@ -1,9 +1,9 @@
-// The per-row rules of the NVFP4 scorer and the block selection (spec nvfp4-index.md
-// §4-§5): request length after masking bad values, what each query row may see, and
-// which of a row's blocks get a sentinel instead of a computed score. Pure integer
-// functions so the scorer, the selection and any tuned kernel share one definition.
+// The stored score of a block (spec nvfp4-index.md §4). The rules it applies (request length,
+// visible tokens, block kinds) are the Kokkos-free core's (uq/core/nvfp4_rules.hpp), shared
+// with every tuned kernel.
 #pragma once
 
+#include "uq/core/nvfp4_rules.hpp"
 #include "uq/nvfp4.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -12,56 +12,6 @@
 
 namespace uq {
 namespace impl {
-
-// What a request's seq_len means after the bad-data rules: negative counts as 0, more
-// than the block table holds is clamped (both are counted by the caller).
-struct RequestLength {
-  std::int64_t tokens;  // L
-  bool negative;        // seq_len < 0
-  bool too_long;        // seq_len > capacity
-};
-
-KOKKOS_INLINE_FUNCTION RequestLength request_length(std::int64_t seq_len, std::int64_t capacity_tokens) {
-  RequestLength r{seq_len, false, false};
-  if (seq_len < 0) {
-    r.tokens = 0;
-    r.negative = true;
-  } else if (seq_len > capacity_tokens) {
-    r.tokens = capacity_tokens;
-    r.too_long = true;
-  }
-  return r;
-}
-
-// The one clamp of the scorer and the selection: a request holds at most max_blocks * 128
-// tokens, max_blocks being the width of the block table given to the scorer. Selection
-// uses the same width, so it never reads a score entry that the scorer did not write.
-KOKKOS_INLINE_FUNCTION RequestLength request_length_in_table(std::int64_t seq_len, std::int64_t max_blocks) {
-  return request_length(seq_len, max_blocks * nvfp4::kBlockTokens);
-}
-
-KOKKOS_INLINE_FUNCTION std::int64_t blocks_for_tokens(std::int64_t tokens) {
-  return (tokens + nvfp4::kBlockTokens - 1) / nvfp4::kBlockTokens;
-}
-
-// Tokens query row r (of QL) may see: causal and inclusive, max(L - QL + r + 1, 0).
-KOKKOS_INLINE_FUNCTION std::int64_t visible_tokens(std::int64_t L, int query_len, int r) {
-  const std::int64_t v = L - query_len + r + 1;
-  return v > 0 ? v : 0;
-}
-
-// How block b's score of one row is decided (spec §4), given the row's visible block
-// count nb: invisible blocks are -inf, init wins over local, the rest need the
-// computed maximum.
-enum class BlockKind { Invisible, Init, Local, Computed };
-
-KOKKOS_INLINE_FUNCTION BlockKind block_kind(std::int64_t b, std::int64_t nb, int init_blocks,
-                                            int local_blocks) {
-  if (b >= nb) return BlockKind::Invisible;
-  if (b < init_blocks) return BlockKind::Init;
-  if (b >= nb - local_blocks) return BlockKind::Local;
-  return BlockKind::Computed;
-}
 
 // The stored score of a block of kind k whose computed maximum is raw.
 KOKKOS_INLINE_FUNCTION float block_score(BlockKind k, float raw) {
