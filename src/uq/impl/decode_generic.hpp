@@ -80,8 +80,9 @@ struct alignas(16) Floats4 {
 
 // Team size for the generic kernels: one thread per head dimension on GPUs; host
 // backends give each team one thread and parallelise over the league.
+// (Host and device: the kernel body branches on it with if constexpr.)
 template <class ExecSpace>
-constexpr bool runs_on_host() {
+KOKKOS_INLINE_FUNCTION constexpr bool runs_on_host() {
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
 }
 
