@@ -1,5 +1,6 @@
 // Launcher of the sm90 decode partition kernel (launch_decode.hpp): checks, picks the kernel
 // instance for QG, launches on the caller's stream. Compiled by nvcc for sm_90a into uq_sm90.
+#include "sm90/decode_grid.hpp"
 #include "sm90/decode_kernel.cuh"
 #include "sm90/launch_checks.hpp"
 #include "sm90/launch_decode.hpp"
@@ -28,9 +29,15 @@ void launch(const DecodeKernelArgs& a, std::int64_t blocks, cudaStream_t stream)
 }  // namespace
 
 void launch_decode_partitions(const DecodePartitionsLaunch& l) {
-  const DecodeKernelArgs a = make_decode_kernel_args(l);
-  const std::int64_t blocks = decode_partitions_blocks(l);
-  if (blocks == 0) return;
+  DecodeKernelArgs a = make_decode_kernel_args(l);
+  if (decode_partitions_blocks(l) == 0) return;
+  int device = 0, sms = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute(SM count)");
+  a.ctas_per_bh = decode_ctas_per_bh(static_cast<std::int64_t>(l.num_seqs) * l.num_kv_heads, l.partitions, l.tgpp,
+                                     static_cast<std::int64_t>(l.max_blocks_per_seq) * l.block_size, sms,
+                                     decode_ctas_per_sm(l.qg));
+  const std::int64_t blocks = static_cast<std::int64_t>(l.num_seqs) * l.num_kv_heads * a.ctas_per_bh;
   auto stream = static_cast<cudaStream_t>(l.stream);
   switch (l.qg) {
     case 6: launch<6>(a, blocks, stream); break;

@@ -100,11 +100,11 @@ constexpr std::uint32_t kWriteOut = 16u;     // P = 1: the partition kernel writ
 constexpr std::uint32_t kOutVector = 32u;    // out rows are dense and 8-byte aligned (P = 1)
 constexpr std::uint32_t kQVector = 64u;      // q rows are dense and 16-byte aligned
 
-// Block i of the grid is (b, h, p) with i = p * (num_seqs * num_kv_heads) + b * num_kv_heads + h
-// (partition-major, so that the blocks of the first partitions, which hold tokens whenever a
-// sequence does, are scheduled first and the empty ones last); it writes the QG partial rows
-// ((b * num_kv_heads + h) * P + p) * QG + r of partial_out (bf16, 256 per row), partial_l and
-// partial_m (or, with kWriteOut, out and lse).
+// Block i of the grid (num_seqs * num_kv_heads * ctas_per_bh blocks) is CTA r = i / (num_seqs *
+// num_kv_heads) of (b, h) with i % (num_seqs * num_kv_heads) = b * num_kv_heads + h; it computes
+// the partitions p = r, r + ctas_per_bh, ... < P of (b, h) (decode_grid.hpp chooses
+// ctas_per_bh). Partition p writes the QG partial rows ((b * num_kv_heads + h) * P + p) * QG + r
+// of partial_out (bf16, 256 per row), partial_l and partial_m (or, with kWriteOut, out and lse).
 struct DecodeKernelArgs {
   std::uint16_t* partial_out;
   float* partial_l;
@@ -143,6 +143,7 @@ struct DecodeKernelArgs {
   std::int32_t num_kv_heads;
   std::int32_t partitions;  // P
   std::int32_t tgpp;        // tile-groups per partition
+  std::int32_t ctas_per_bh;  // CTAs per (sequence, KV head), 1..P
   float score_scale;        // softmax scale x 2^6 (the K operand holds FP4 x 2^-6) x log2(e)
   std::uint32_t flags;
 };

@@ -106,12 +106,18 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
   // this grid's completion before it reads anything.
   ptx::griddep_launch_dependents();
 
-  const Partition w = locate(a, QG);
+  // This CTA: (sequence, KV head) bh and the partitions r, r + R, ... of it (R = a.ctas_per_bh,
+  // decode_grid.hpp). The ones that hold tokens come first (p < filled); they stream through one
+  // ring without a break (the next partition's first tiles load while this one's last compute);
+  // the rest are empty and only write l and m.
+  const unsigned nbh = static_cast<unsigned>(a.num_seqs) * static_cast<unsigned>(a.num_kv_heads);
+  const int R = a.ctas_per_bh;
+  const int r = static_cast<int>(blockIdx.x / nbh);  // r-major: every bh gets its first CTA first
+  const SeqView sv = locate_seq(a, blockIdx.x - static_cast<unsigned>(r) * nbh, r == 0);
+  const int nk = r < sv.filled ? (sv.filled - 1 - r) / R + 1 : 0;  // partitions of this CTA with tokens
   unsigned char* const qbad = smem + SL.qbad;
-  if (w.n_tiles == 0) {
-    empty_partition<QG>(a, w, qbad);
-    return;
-  }
+  for (int p = r + nk * R; p < a.partitions; p += R) empty_partition<QG>(a, partition_of(a, sv, p, QG), qbad);
+  if (nk == 0) return;
 
   const std::uint32_t ring_a = ptx::smem_addr(smem + SL.ring);
   const std::uint32_t q_a = ptx::smem_addr(smem + SL.q);
@@ -126,26 +132,40 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
   const int sub = a.block_size < kTileTokens ? a.block_size : kTileTokens;
   const int nbpt = kTileTokens / sub;
 
+  // The loader (warp 0) walks the CTA's tiles in consumption order: tile li of partition
+  // r + lk R, global tile lg (stage lg % kStages). On reaching a partition's end it starts the
+  // next partition's table loads, which the next refill (one tile later) consumes.
   TableCache tc;
   std::uint64_t policy = 0;
+  Partition wl = partition_of(a, sv, r, QG);
+  int lk = 0, li = 0, lg = 0;
   if (warp == 0) {
-    table_init(tc, a, w, nbpt, sub, lane);
+    table_init(tc, a, wl, nbpt, sub, lane);
     policy = ptx::l2_evict_first_policy();
   }
+  auto issue_next = [&]() {
+    const int sj = lg % kStages;
+    issue_tile(tc, a, wl, nbpt, sub, li, ring_a + sj * kStageBytes, meta_a + 8 * sj, bar_a + 8 * sj, policy, lane);
+    ++lg;
+    if (++li == wl.n_tiles) {
+      li = 0;
+      if (++lk < nk) {
+        wl = partition_of(a, sv, r + lk * R, QG);
+        table_init(tc, a, wl, nbpt, sub, lane);
+      }
+    }
+  };
   if (bulk && tid == 0) {
     for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(bar_a + 8 * s, 1);
     ptx::fence_mbarrier_init();
   }
   __syncthreads();  // mbarriers initialised
-  if (bulk && warp == 0) {
-    const int first = w.n_tiles < kStages ? w.n_tiles : kStages;
-    for (int i = 0; i < first; ++i)
-      issue_tile(tc, a, w, nbpt, sub, i, ring_a + i * kStageBytes, meta_a + 8 * i, bar_a + 8 * i, policy, lane);
-  }
-  stage_query<QG>(a, w.b, w.h, smem + SL.q, qbad, bulk ? 1 : 0, warp, lane);  // while the first tiles load
+  if (bulk && warp == 0)
+    for (int s = 0; s < kStages && lk < nk; ++s) issue_next();
+  stage_query<QG>(a, sv.b, sv.h, smem + SL.q, qbad, bulk ? 1 : 0, warp, lane);  // while the first tiles load
   ptx::fence_proxy_async_shared();  // q8 is read by the wgmmas (async proxy)
   __syncthreads();
-  if (w.p == 0 && tid < QG && qbad[tid]) atomicAdd(&a.counters[kCounterNonfiniteInputs], 1ull);
+  if (r == 0 && tid < QG && qbad[tid]) atomicAdd(&a.counters[kCounterNonfiniteInputs], 1ull);  // partition 0 counts
 
   // ---- per-lane constants
   const int tokA = 16 * warp + g, tokB = 16 * warp + 8 + ((g + 4) & 7);  // QK rows g, g + 8
@@ -184,6 +204,15 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
   const std::uint64_t pdesc = ptx::smem_desc(p_a, NB * 128, 128);
   constexpr std::uint64_t kGroupStep = (2 * NB * 128) >> 4;  // descriptor address units per group / k-step
 
+  int* const sync_t0 = reinterpret_cast<int*>(smem + SL.sync);
+  int* const sync_ids = reinterpret_cast<int*>(smem + SL.sync + 8);
+  std::uint64_t* const meta = reinterpret_cast<std::uint64_t*>(smem + SL.meta);
+  const bool write_out = (a.flags & kWriteOut) != 0;
+
+  int gc = 0;  // global index of the tile being computed (its stage gc % kStages)
+  for (int kp = 0; kp < nk; ++kp) {
+  const Partition w = partition_of(a, sv, r + kp * R, QG);
+  if (!bulk && warp == 0 && kp > 0) table_init(tc, a, w, nbpt, sub, lane);  // synchronous loads: warp 0 follows the consumer
   float m[NC], l[NC];
   float acc[4][NA];
 #pragma unroll
@@ -196,16 +225,12 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
 #pragma unroll
     for (int e = 0; e < NA; ++e) acc[k][e] = 0.0f;
 
-  int* const sync_t0 = reinterpret_cast<int*>(smem + SL.sync);
-  int* const sync_ids = reinterpret_cast<int*>(smem + SL.sync + 8);
-  std::uint64_t* const meta = reinterpret_cast<std::uint64_t*>(smem + SL.meta);
-
-  for (int i = 0; i < w.n_tiles; ++i) {
-    const int st = i % kStages;
+  for (int i = 0; i < w.n_tiles; ++i, ++gc) {
+    const int st = gc % kStages;
     const std::uint32_t stage = ring_a + st * kStageBytes;
     std::uint64_t mask;
     if (bulk) {
-      ptx::mbarrier_wait_parity(bar_a + 8 * st, (i / kStages) & 1);
+      ptx::mbarrier_wait_parity(bar_a + 8 * st, (gc / kStages) & 1);
       mask = ptx::lds_u64(meta_a + 8 * st);
     } else {
       if (warp == 0) publish_tile_sync(tc, a, w, nbpt, sub, i, &meta[st], sync_t0, sync_ids, lane);
@@ -412,11 +437,9 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
       for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<N>(acc[k], va[s][k], pd[s]);
     ptx::wgmma_commit();
 
-    // ---- refill the stage of tile i - 1 (every warp finished it before the barrier above)
-    if (bulk && warp == 0 && i >= 1 && i - 1 + kStages < w.n_tiles) {
-      const int j = i - 1 + kStages, sj = j % kStages;
-      issue_tile(tc, a, w, nbpt, sub, j, ring_a + sj * kStageBytes, meta_a + 8 * sj, bar_a + 8 * sj, policy, lane);
-    }
+    // ---- refill the stage of tile gc - 1 with tile gc - 1 + kStages (every warp finished it
+    // before the barrier above)
+    if (bulk && warp == 0 && gc >= 1 && lk < nk) issue_next();
   }
   ptx::wgmma_wait<0>();
 #pragma unroll
@@ -434,7 +457,6 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
     if (g == 0) redl[col_row(c, t) * 4 + warp] = s;
   }
   __syncthreads();
-  const bool write_out = (a.flags & kWriteOut) != 0;
 #pragma unroll
   for (int c = 0; c < NC; ++c) {
     const int row = col_row(c, t);
@@ -482,6 +504,7 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
       }
     }
   }
+  }  // partitions of this CTA
 }
 
 }  // namespace uq::sm90
