@@ -55,6 +55,13 @@ UQ_SM90_HOST_DEVICE constexpr int q_rows(int qg) { return qg <= 8 ? 8 : 16; }
 #ifndef UQ_SM90_N8_CTAS
 #define UQ_SM90_N8_CTAS 3
 #endif
+// Commit groups of a tile's P.V wgmmas (decode_kernel.cuh): two for N = 8 (a group's V
+// operands, 64 registers for all four k-steps, stay live until it completes; waiting for the
+// first half before building the second frees 32 of them, which the persistent loop needs:
+// 2026-12-01 H200, headline 46.3 -> 43.6 us, 64 x 131k 948 -> 892 us), one for N = 16 (there the
+// split measured slower: 71.6 -> 73.9 us at 4 x 65536, QG 16).
+UQ_SM90_HOST_DEVICE constexpr int decode_pv_split(int qg) { return qg <= 8 ? 2 : 1; }
+
 UQ_SM90_HOST_DEVICE constexpr int decode_stages(int qg) { return qg <= 8 && UQ_SM90_N8_CTAS == 4 ? 3 : 4; }
 UQ_SM90_HOST_DEVICE constexpr int decode_ctas_per_sm(int qg) { return qg <= 8 ? UQ_SM90_N8_CTAS : 3; }
 

@@ -11,10 +11,11 @@
 namespace uq::sm90 {
 
 // The ramp of a CTA, in tile-times (a tile is ~0.9 us of one SM's time; the ramp ~2-3 us at 3
-// CTAs per SM): the fixed cost per CTA in the model below.
-#ifndef UQ_SM90_RAMP_TILES
-#define UQ_SM90_RAMP_TILES 2
-#endif
+// CTAs per SM): the fixed cost per CTA in the model below. Measured on the H200 (2026-12-01,
+// decode_harness): 2 picks R = 99 at the headline and 37 at 64 x 131k; 0 (R = 293, 256: one
+// partition with tokens per CTA) was 10 % and 5 % slower there, 4 (R = 99, 6) equal at the
+// headline and 5 % slower at 64 x 131k.
+constexpr int kRampTiles = 2;
 
 // nbh = num_seqs * num_kv_heads; tokens = the longest length the table can hold
 // (max_blocks_per_seq * block_size), which the plan's P and TGPP cover; slots = SMs x CTAs per
@@ -31,7 +32,7 @@ inline int decode_ctas_per_bh(std::int64_t nbh, int partitions, int tgpp, std::i
   for (std::int64_t r = 1; r <= filled; ++r) {
     const std::int64_t grid = nbh * r;
     const std::int64_t waves = (grid + slots - 1) / slots;
-    double cost = static_cast<double>(waves) * static_cast<double>(((filled + r - 1) / r) * tiles + UQ_SM90_RAMP_TILES);
+    double cost = static_cast<double>(waves) * static_cast<double>(((filled + r - 1) / r) * tiles + kRampTiles);
     // one partial wave: the SMs holding the most CTAs set the time
     if (grid < slots) cost *= static_cast<double>(((grid + sms - 1) / sms) * sms) / static_cast<double>(grid);
     if (r == 1 || cost <= best) {  // ties: the larger R (more, shorter CTAs)
