@@ -4,11 +4,13 @@
 // log2(e), the copy-engine or synchronous loads from the cache's alignment, the 1-block stride
 // rule, P = 1 writing out directly), the grid sizes and the shared-memory budgets. Plain C++: arch/sm90/launch_checks.hpp needs no GPU, so CI runs
 // this although it never runs the kernels.
+#include "sm90/decode_grid.hpp"
 #include "sm90/launch_checks.hpp"
 #include "support/test_util.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -189,6 +191,28 @@ TEST(Sm90LaunchChecks, SharedMemoryFitsTheOccupancyTheKernelsAssume) {
     for (int off : {m.ring, m.q, m.p, m.red, m.redl, m.meta, m.bars}) EXPECT_EQ(off % 16, 0) << "qg " << qg;
   }
   EXPECT_LT(decode_smem_bytes(6), decode_smem_bytes(16));  // Q rows padded to 8 vs 16
+}
+
+// The CTAs per (sequence, KV head) of the persistent partition kernel: always 1..P and never
+// more than the partitions that can hold tokens (a CTA without any would only write l and m),
+// one wave of 132 x 3 CTAs at the headline (4 x 75000 tokens, P = 512, 293 partitions hold
+// tokens: R = 99, so 95 CTAs of each sequence take 3 of them and 4 take 2), several at 64 x
+// 131k (R = 37: 2368 CTAs of 6-7 partitions of 8 tiles).
+TEST(Sm90LaunchChecks, CtasPerSequenceAndHeadStayWithinThePartitions) {
+  EXPECT_EQ(decode_ctas_per_bh(4, 512, 1, 1172 * 64, 132, 3), 99);
+  EXPECT_EQ(decode_ctas_per_bh(64, 256, 2, 2048 * 64, 132, 3), 37);
+  EXPECT_EQ(decode_ctas_per_bh(1, 512, 1, 2048 * 64, 132, 3), 396);
+  EXPECT_EQ(decode_ctas_per_bh(3, 1, 8, 10 * 64, 132, 3), 1);  // P = 1
+  EXPECT_EQ(decode_ctas_per_bh(3, 4, 1, 0, 132, 3), 1);        // nothing to read
+  for (std::int64_t nbh : {1, 2, 7, 64, 500, 4096})
+    for (int p : {1, 2, 16, 128, 512, 4096})
+      for (std::int64_t tokens : {std::int64_t{1}, std::int64_t{300}, std::int64_t{5000}, std::int64_t{131072}, std::int64_t{1} << 21}) {
+        const std::int64_t tg = (tokens + 255) / 256;
+        const int tgpp = static_cast<int>(std::max<std::int64_t>(1, (tg + p - 1) / p));
+        const int r = decode_ctas_per_bh(nbh, p, tgpp, tokens, 132, 3);
+        EXPECT_GE(r, 1) << nbh << " " << p << " " << tokens;
+        EXPECT_LE(r, std::max<std::int64_t>(1, std::min<std::int64_t>(p, tg))) << nbh << " " << p << " " << tokens;
+      }
 }
 
 }  // namespace

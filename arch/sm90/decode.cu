@@ -1,5 +1,6 @@
 // Launcher of the sm90 decode partition kernel (launch_decode.hpp): checks, picks the kernel
 // instance for QG, launches on the caller's stream. Compiled by nvcc for sm_90a into uq_sm90.
+#include "sm90/decode_grid.hpp"
 #include "sm90/decode_kernel.cuh"
 #include "sm90/launch_checks.hpp"
 #include "sm90/launch_decode.hpp"
@@ -25,12 +26,38 @@ void launch(const DecodeKernelArgs& a, std::int64_t blocks, cudaStream_t stream)
   decode_partitions_kernel<QG><<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(a);
 }
 
+// decode_ctas_per_bh for this launch on the current device. The search is O(partitions) and
+// the SM-count query a driver call, and an engine repeats the same shape call after call (a
+// single call is timed on the host's critical path): the last answer of this thread is reused.
+int ctas_per_bh(const DecodePartitionsLaunch& l) {
+  struct Key {
+    int device, qg, partitions, tgpp;
+    std::int64_t nbh, tokens;
+    bool operator==(const Key& o) const {
+      return device == o.device && qg == o.qg && partitions == o.partitions && tgpp == o.tgpp && nbh == o.nbh &&
+             tokens == o.tokens;
+    }
+  };
+  thread_local Key last{-1, 0, 0, 0, 0, 0};
+  thread_local int last_r = 1;
+  Key k{0, l.qg, l.partitions, l.tgpp, static_cast<std::int64_t>(l.num_seqs) * l.num_kv_heads,
+        static_cast<std::int64_t>(l.max_blocks_per_seq) * l.block_size};
+  check(cudaGetDevice(&k.device), "cudaGetDevice");
+  if (k == last) return last_r;
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, k.device), "cudaDeviceGetAttribute(SM count)");
+  last_r = decode_ctas_per_bh(k.nbh, k.partitions, k.tgpp, k.tokens, sms, decode_ctas_per_sm(k.qg));
+  last = k;
+  return last_r;
+}
+
 }  // namespace
 
 void launch_decode_partitions(const DecodePartitionsLaunch& l) {
-  const DecodeKernelArgs a = make_decode_kernel_args(l);
-  const std::int64_t blocks = decode_partitions_blocks(l);
-  if (blocks == 0) return;
+  DecodeKernelArgs a = make_decode_kernel_args(l);
+  if (decode_partitions_blocks(l) == 0) return;
+  a.ctas_per_bh = ctas_per_bh(l);
+  const std::int64_t blocks = static_cast<std::int64_t>(l.num_seqs) * l.num_kv_heads * a.ctas_per_bh;
   auto stream = static_cast<cudaStream_t>(l.stream);
   switch (l.qg) {
     case 6: launch<6>(a, blocks, stream); break;

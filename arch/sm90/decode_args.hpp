@@ -55,6 +55,13 @@ UQ_SM90_HOST_DEVICE constexpr int q_rows(int qg) { return qg <= 8 ? 8 : 16; }
 #ifndef UQ_SM90_N8_CTAS
 #define UQ_SM90_N8_CTAS 3
 #endif
+// Commit groups of a tile's P.V wgmmas (decode_kernel.cuh): two for N = 8 (a group's V
+// operands, 64 registers for all four k-steps, stay live until it completes; waiting for the
+// first half before building the second frees 32 of them, which the persistent loop needs:
+// 2026-12-01 H200, headline 46.3 -> 43.6 us, 64 x 131k 948 -> 892 us), one for N = 16 (there the
+// split measured slower: 71.6 -> 73.9 us at 4 x 65536, QG 16).
+UQ_SM90_HOST_DEVICE constexpr int decode_pv_split(int qg) { return qg <= 8 ? 2 : 1; }
+
 UQ_SM90_HOST_DEVICE constexpr int decode_stages(int qg) { return qg <= 8 && UQ_SM90_N8_CTAS == 4 ? 3 : 4; }
 UQ_SM90_HOST_DEVICE constexpr int decode_ctas_per_sm(int qg) { return qg <= 8 ? UQ_SM90_N8_CTAS : 3; }
 
@@ -100,11 +107,11 @@ constexpr std::uint32_t kWriteOut = 16u;     // P = 1: the partition kernel writ
 constexpr std::uint32_t kOutVector = 32u;    // out rows are dense and 8-byte aligned (P = 1)
 constexpr std::uint32_t kQVector = 64u;      // q rows are dense and 16-byte aligned
 
-// Block i of the grid is (b, h, p) with i = p * (num_seqs * num_kv_heads) + b * num_kv_heads + h
-// (partition-major, so that the blocks of the first partitions, which hold tokens whenever a
-// sequence does, are scheduled first and the empty ones last); it writes the QG partial rows
-// ((b * num_kv_heads + h) * P + p) * QG + r of partial_out (bf16, 256 per row), partial_l and
-// partial_m (or, with kWriteOut, out and lse).
+// Block i of the grid (num_seqs * num_kv_heads * ctas_per_bh blocks) is CTA r = i / (num_seqs *
+// num_kv_heads) of (b, h) with i % (num_seqs * num_kv_heads) = b * num_kv_heads + h; it computes
+// the partitions p = r, r + ctas_per_bh, ... < P of (b, h) (decode_grid.hpp chooses
+// ctas_per_bh). Partition p writes the QG partial rows ((b * num_kv_heads + h) * P + p) * QG + r
+// of partial_out (bf16, 256 per row), partial_l and partial_m (or, with kWriteOut, out and lse).
 struct DecodeKernelArgs {
   std::uint16_t* partial_out;
   float* partial_l;
@@ -143,6 +150,7 @@ struct DecodeKernelArgs {
   std::int32_t num_kv_heads;
   std::int32_t partitions;  // P
   std::int32_t tgpp;        // tile-groups per partition
+  std::int32_t ctas_per_bh;  // CTAs per (sequence, KV head), 1..P
   float score_scale;        // softmax scale x 2^6 (the K operand holds FP4 x 2^-6) x log2(e)
   std::uint32_t flags;
 };

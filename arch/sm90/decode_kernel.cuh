@@ -1,11 +1,14 @@
 // The sm90 UltraQuant decode partition kernel (spec ultraquant.md §5, revision 2), on
 // Hopper's warpgroup MMAs (wgmma, sm_90a).
 //
-// One CTA = one warpgroup (4 warps) per (sequence b, KV head h, partition p). The partition's
-// tiles of 64 tokens (tile-groups p, p + P, ... as the spec maps them) stream through a ring of
-// kStages shared-memory stages: warp 0 reads the block table and starts copy-engine copies
-// (cp.async.bulk) of the present tokens' 272-byte slots, each stage completing on its own
-// mbarrier, kStages - 1 tiles ahead of the tile being computed. Per tile:
+// One CTA = one warpgroup (4 warps) over partitions r, r + R, ... of one (sequence b, KV head
+// h) (R = ctas_per_bh, decode_grid.hpp); each partition's result is exactly what a CTA of its
+// own would compute (its own m, l and accumulators, its own partial row). The tiles of 64
+// tokens of all its partitions (tile-groups p, p + P, ... as the spec maps them) stream through
+// one ring of kStages shared-memory stages: warp 0 reads the block table and starts
+// copy-engine copies (cp.async.bulk) of the present tokens' 272-byte slots, each stage
+// completing on its own mbarrier, kStages - 1 tiles ahead of the tile being computed, across
+// partition boundaries; q is staged once per CTA. Per tile:
 //  * QK^T with tokens as M (S^T = K Q^T, swap-AB): one FP8 wgmma m64nNk32 per 32-dim scale
 //    group, N = query rows padded to 8 or 16. A = K from registers: each K code word becomes
 //    two E4M3 words by bit placement (FP4 x 2^-6, exact), so every q8 x k product is exact;
@@ -16,7 +19,7 @@
 //    over the 4 warps through shared memory, m and l in fp32, alpha = 1 while m = -inf, l from
 //    the unrounded p, P rounded to bf16 for P.V only; tokens that are absent or >= L get -inf.
 //  * P.V with V^T as A (M = 64 head dims per wgmma, 4 wgmmas cover the 256 dims), K = 16
-//    tokens, B = P^T from shared memory: V^T comes from a transposing ldmatrix on the raw code
+//    tokens, in decode_pv_split(QG) commit groups, B = P^T from shared memory: V^T comes from a transposing ldmatrix on the raw code
 //    bytes; each register's nibbles become exact bf16 FP4 values (fp4_convert.cuh) multiplied
 //    by their token's group scale 2^(b - 127) (exact), fp32 accumulation.
 // The accumulators of a lane (g = lane / 4, t = lane % 4, warp w): P.V wgmma k (k = 0..3)
@@ -99,6 +102,7 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
   constexpr int NC = N / 4;   // accumulator columns per lane
   constexpr int NA = N / 2;   // accumulator registers per wgmma
   constexpr DecodeSmem SL = decode_smem_layout(QG);
+  constexpr int kPvSplit = decode_pv_split(QG);
   extern __shared__ __align__(128) unsigned char smem[];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
 
@@ -106,12 +110,18 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
   // this grid's completion before it reads anything.
   ptx::griddep_launch_dependents();
 
-  const Partition w = locate(a, QG);
+  // This CTA: (sequence, KV head) bh and the partitions r, r + R, ... of it (R = a.ctas_per_bh,
+  // decode_grid.hpp). The ones that hold tokens come first (p < filled); they stream through one
+  // ring without a break (the next partition's first tiles load while this one's last compute);
+  // the rest are empty and only write l and m.
+  const unsigned nbh = static_cast<unsigned>(a.num_seqs) * static_cast<unsigned>(a.num_kv_heads);
+  const int R = a.ctas_per_bh;
+  const int r = static_cast<int>(blockIdx.x / nbh);  // r-major: every bh gets its first CTA first
+  const SeqView sv = locate_seq(a, blockIdx.x - static_cast<unsigned>(r) * nbh, r == 0);
+  const int nk = r < sv.filled ? (sv.filled - 1 - r) / R + 1 : 0;  // partitions of this CTA with tokens
   unsigned char* const qbad = smem + SL.qbad;
-  if (w.n_tiles == 0) {
-    empty_partition<QG>(a, w, qbad);
-    return;
-  }
+  for (int p = r + nk * R; p < a.partitions; p += R) empty_partition<QG>(a, partition_of(a, sv, p, QG), qbad);
+  if (nk == 0) return;
 
   const std::uint32_t ring_a = ptx::smem_addr(smem + SL.ring);
   const std::uint32_t q_a = ptx::smem_addr(smem + SL.q);
@@ -126,26 +136,40 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
   const int sub = a.block_size < kTileTokens ? a.block_size : kTileTokens;
   const int nbpt = kTileTokens / sub;
 
+  // The loader (warp 0) walks the CTA's tiles in consumption order: tile li of partition
+  // r + lk R, global tile lg (stage lg % kStages). On reaching a partition's end it starts the
+  // next partition's table loads, which the next refill (one tile later) consumes.
   TableCache tc;
   std::uint64_t policy = 0;
+  Partition wl = partition_of(a, sv, r, QG);
+  int lk = 0, li = 0, lg = 0;
   if (warp == 0) {
-    table_init(tc, a, w, nbpt, sub, lane);
+    table_init(tc, a, wl, nbpt, sub, lane);
     policy = ptx::l2_evict_first_policy();
   }
+  auto issue_next = [&]() {
+    const int sj = lg;
+    issue_tile(tc, a, wl, nbpt, sub, li, ring_a + sj * kStageBytes, meta_a + 8 * sj, bar_a + 8 * sj, policy, lane);
+    lg = lg + 1 == kStages ? 0 : lg + 1;
+    if (++li == wl.n_tiles) {
+      li = 0;
+      if (++lk < nk) {
+        wl = partition_of(a, sv, r + lk * R, QG);
+        table_init(tc, a, wl, nbpt, sub, lane);
+      }
+    }
+  };
   if (bulk && tid == 0) {
     for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(bar_a + 8 * s, 1);
     ptx::fence_mbarrier_init();
   }
   __syncthreads();  // mbarriers initialised
-  if (bulk && warp == 0) {
-    const int first = w.n_tiles < kStages ? w.n_tiles : kStages;
-    for (int i = 0; i < first; ++i)
-      issue_tile(tc, a, w, nbpt, sub, i, ring_a + i * kStageBytes, meta_a + 8 * i, bar_a + 8 * i, policy, lane);
-  }
-  stage_query<QG>(a, w.b, w.h, smem + SL.q, qbad, bulk ? 1 : 0, warp, lane);  // while the first tiles load
+  if (bulk && warp == 0)
+    for (int s = 0; s < kStages && lk < nk; ++s) issue_next();
+  stage_query<QG>(a, sv.b, sv.h, smem + SL.q, qbad, bulk ? 1 : 0, warp, lane);  // while the first tiles load
   ptx::fence_proxy_async_shared();  // q8 is read by the wgmmas (async proxy)
   __syncthreads();
-  if (w.p == 0 && tid < QG && qbad[tid]) atomicAdd(&a.counters[kCounterNonfiniteInputs], 1ull);
+  if (r == 0 && tid < QG && qbad[tid]) atomicAdd(&a.counters[kCounterNonfiniteInputs], 1ull);  // partition 0 counts
 
   // ---- per-lane constants
   const int tokA = 16 * warp + g, tokB = 16 * warp + 8 + ((g + 4) & 7);  // QK rows g, g + 8
@@ -184,6 +208,17 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
   const std::uint64_t pdesc = ptx::smem_desc(p_a, NB * 128, 128);
   constexpr std::uint64_t kGroupStep = (2 * NB * 128) >> 4;  // descriptor address units per group / k-step
 
+  int* const sync_t0 = reinterpret_cast<int*>(smem + SL.sync);
+  int* const sync_ids = reinterpret_cast<int*>(smem + SL.sync + 8);
+  std::uint64_t* const meta = reinterpret_cast<std::uint64_t*>(smem + SL.meta);
+  const bool write_out = (a.flags & kWriteOut) != 0;
+
+  int st = 0;            // stage of the tile being computed
+  unsigned ph = 0u;      // its mbarrier phase parity
+  bool refill = false;   // false for the CTA's first tile only
+  for (int kp = 0; kp < nk; ++kp) {
+  const Partition w = partition_of(a, sv, r + kp * R, QG);
+  if (!bulk && warp == 0 && kp > 0) table_init(tc, a, w, nbpt, sub, lane);  // synchronous loads: warp 0 follows the consumer
   float m[NC], l[NC];
   float acc[4][NA];
 #pragma unroll
@@ -196,16 +231,11 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
 #pragma unroll
     for (int e = 0; e < NA; ++e) acc[k][e] = 0.0f;
 
-  int* const sync_t0 = reinterpret_cast<int*>(smem + SL.sync);
-  int* const sync_ids = reinterpret_cast<int*>(smem + SL.sync + 8);
-  std::uint64_t* const meta = reinterpret_cast<std::uint64_t*>(smem + SL.meta);
-
   for (int i = 0; i < w.n_tiles; ++i) {
-    const int st = i % kStages;
     const std::uint32_t stage = ring_a + st * kStageBytes;
     std::uint64_t mask;
     if (bulk) {
-      ptx::mbarrier_wait_parity(bar_a + 8 * st, (i / kStages) & 1);
+      ptx::mbarrier_wait_parity(bar_a + 8 * st, ph);
       mask = ptx::lds_u64(meta_a + 8 * st);
     } else {
       if (warp == 0) publish_tile_sync(tc, a, w, nbpt, sub, i, &meta[st], sync_t0, sync_ids, lane);
@@ -348,74 +378,91 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
     // barrier + "some scale byte >= 128": then 2^(b - 1) may overflow bf16 (the slow path below)
     const bool any_big = __syncthreads_or(big) != 0;
 
-    // ---- P.V: 16 bf16 wgmmas (4 k-steps of 16 tokens x 4 groups of 64 dims), A = V^T
-    std::uint32_t va[4][4][4];  // [k-step][nibble / wgmma][register]
+    // ---- P.V: 16 bf16 wgmmas (4 k-steps of 16 tokens x 4 groups of 64 dims), A = V^T, in
+    // kPvSplit commit groups: a group's A registers stay live until it completes, so each
+    // later group first waits for the previous one (fewer registers live at once)
+    constexpr int kSteps = 4 / kPvSplit;
 #pragma unroll
-    for (int s = 0; s < 4; ++s) {
-      const std::uint32_t vrow = stage + s * 16 * kRowBytes;
-      std::uint32_t x[4];
-      if (warp == 0) {
-        std::uint32_t z[4], y[2];
-        ptx::ldmatrix_x4_trans(z, vrow + voff);
-        ptx::ldmatrix_x2_trans(y, vrow + voff1);
-        x[0] = g >= 4 ? z[0] : z[2];
-        x[1] = g >= 4 ? z[1] : z[3];
-        x[2] = y[0];
-        x[3] = y[1];
-      } else {
-        ptx::ldmatrix_x4_trans(x, vrow + voff);
-      }
-      // scale pairs in A-register order: (row g | g + 8) x (k 2t.. | k 8 + 2t..)
-      const uint4 e0 = ptx::lds_v4(stage + vtab + s * kTabStep);              // tokens (t, 12 + t)
-      const uint4 e1 = ptx::lds_v4(stage + vtab + s * kTabStep + kRowBytes);  // tokens (4 + t, 8 + t)
-      const std::uint32_t xr[4] = {x[0], x[2], x[1], x[3]};
-      if (!any_big) {  // one multiply by 2^(b - 1) takes the raw FP4 x 2^-126 bits to FP4 x 2^(b - 127)
-        const std::uint32_t f[4] = {e0.z, e0.w, e1.z, e1.w};
+    for (int hh = 0; hh < kPvSplit; ++hh) {
+      std::uint32_t va[kSteps][4][4];  // [k-step][nibble / wgmma][register]
 #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          va[s][0][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<0>(xr[r]), f[r]);
-          va[s][1][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<1>(xr[r]), f[r]);
-          va[s][2][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<2>(xr[r]), f[r]);
-          va[s][3][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<3>(xr[r]), f[r]);
+      for (int s2 = 0; s2 < kSteps; ++s2) {
+        const int s = hh * kSteps + s2;
+        const std::uint32_t vrow = stage + s * 16 * kRowBytes;
+        std::uint32_t x[4];
+        if (warp == 0) {
+          std::uint32_t z[4], y[2];
+          ptx::ldmatrix_x4_trans(z, vrow + voff);
+          ptx::ldmatrix_x2_trans(y, vrow + voff1);
+          x[0] = g >= 4 ? z[0] : z[2];
+          x[1] = g >= 4 ? z[1] : z[3];
+          x[2] = y[0];
+          x[3] = y[1];
+        } else {
+          ptx::ldmatrix_x4_trans(x, vrow + voff);
         }
-      } else {  // 2^126 first (FP4 exactly), then 2^(b - 127)
-        const std::uint32_t p[4] = {e0.x, e0.y, e1.x, e1.y};
+        // scale pairs in A-register order: (row g | g + 8) x (k 2t.. | k 8 + 2t..)
+        const uint4 e0 = ptx::lds_v4(stage + vtab + s * kTabStep);              // tokens (t, 12 + t)
+        const uint4 e1 = ptx::lds_v4(stage + vtab + s * kTabStep + kRowBytes);  // tokens (4 + t, 8 + t)
+        const std::uint32_t xr[4] = {x[0], x[2], x[1], x[3]};
+        if (!any_big) {  // one multiply by 2^(b - 1) takes the raw FP4 x 2^-126 bits to FP4 x 2^(b - 127)
+          const std::uint32_t f[4] = {e0.z, e0.w, e1.z, e1.w};
 #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          va[s][0][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<0>(xr[r]), kBf16x2TwoPow126), p[r]);
-          va[s][1][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<1>(xr[r]), kBf16x2TwoPow126), p[r]);
-          va[s][2][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<2>(xr[r]), kBf16x2TwoPow126), p[r]);
-          va[s][3][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<3>(xr[r]), kBf16x2TwoPow126), p[r]);
+          for (int r = 0; r < 4; ++r) {
+            va[s2][0][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<0>(xr[r]), f[r]);
+            va[s2][1][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<1>(xr[r]), f[r]);
+            va[s2][2][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<2>(xr[r]), f[r]);
+            va[s2][3][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<3>(xr[r]), f[r]);
+          }
+        } else {  // 2^126 first (FP4 exactly), then 2^(b - 127)
+          const std::uint32_t p[4] = {e0.x, e0.y, e1.x, e1.y};
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            va[s2][0][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<0>(xr[r]), kBf16x2TwoPow126), p[r]);
+            va[s2][1][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<1>(xr[r]), kBf16x2TwoPow126), p[r]);
+            va[s2][2][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<2>(xr[r]), kBf16x2TwoPow126), p[r]);
+            va[s2][3][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<3>(xr[r]), kBf16x2TwoPow126), p[r]);
+          }
         }
       }
-    }
 #pragma unroll
-    for (int s = 0; s < 4; ++s)
+      for (int s2 = 0; s2 < kSteps; ++s2)
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) ptx::reg_fence(va[s2][k][e]);
 #pragma unroll
       for (int k = 0; k < 4; ++k)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) ptx::reg_fence(va[s][k][e]);
+        for (int e = 0; e < NA; ++e) ptx::reg_fence(acc[k][e]);
+      std::uint64_t pd[kSteps];
 #pragma unroll
-    for (int k = 0; k < 4; ++k)
+      for (int s2 = 0; s2 < kSteps; ++s2) {
+        pd[s2] = pdesc + (hh * kSteps + s2) * kGroupStep;
+        ptx::reg_fence(pd[s2]);
+      }
+      ptx::wgmma_fence();
 #pragma unroll
-      for (int e = 0; e < NA; ++e) ptx::reg_fence(acc[k][e]);
-    std::uint64_t pd[4];
+      for (int s2 = 0; s2 < kSteps; ++s2)
 #pragma unroll
-    for (int s = 0; s < 4; ++s) {
-      pd[s] = pdesc + s * kGroupStep;
-      ptx::reg_fence(pd[s]);
+        for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<N>(acc[k], va[s2][k], pd[s2]);
+      ptx::wgmma_commit();
+      if (hh + 1 < kPvSplit) {
+        ptx::wgmma_wait<0>();
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+#pragma unroll
+          for (int e = 0; e < NA; ++e) ptx::reg_fence(acc[k][e]);
+      }
     }
-    ptx::wgmma_fence();
-#pragma unroll
-    for (int s = 0; s < 4; ++s)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<N>(acc[k], va[s][k], pd[s]);
-    ptx::wgmma_commit();
 
-    // ---- refill the stage of tile i - 1 (every warp finished it before the barrier above)
-    if (bulk && warp == 0 && i >= 1 && i - 1 + kStages < w.n_tiles) {
-      const int j = i - 1 + kStages, sj = j % kStages;
-      issue_tile(tc, a, w, nbpt, sub, j, ring_a + sj * kStageBytes, meta_a + 8 * sj, bar_a + 8 * sj, policy, lane);
+    // ---- refill the previous tile's stage with the tile kStages - 1 after this one (every
+    // warp finished it before the barrier above)
+    if (bulk && warp == 0 && refill && lk < nk) issue_next();
+    refill = true;
+    if (++st == kStages) {
+      st = 0;
+      ph ^= 1u;
     }
   }
   ptx::wgmma_wait<0>();
@@ -434,7 +481,6 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
     if (g == 0) redl[col_row(c, t) * 4 + warp] = s;
   }
   __syncthreads();
-  const bool write_out = (a.flags & kWriteOut) != 0;
 #pragma unroll
   for (int c = 0; c < NC; ++c) {
     const int row = col_row(c, t);
@@ -482,6 +528,7 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
       }
     }
   }
+  }  // partitions of this CTA
 }
 
 }  // namespace uq::sm90

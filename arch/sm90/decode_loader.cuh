@@ -14,8 +14,9 @@
 namespace uq::sm90 {
 namespace decode_detail {
 
-// The partition block (b, h, p) covers: tile-groups p, p + P, ... (at most TGPP) of sequence
-// b, each split into 4 tiles of 64 tokens; only tiles that start below L are visited.
+// Partition (b, h, p) covers tile-groups p, p + P, ... (at most TGPP) of sequence b, each split
+// into 4 tiles of 64 tokens; only tiles that start below L are visited. The partitions that
+// hold tokens are exactly p < min(P, ceil(L / 256)) (tile-group p is partition p's first).
 struct Partition {
   int b, h, p;
   std::int64_t row0;  // first partial row
@@ -23,20 +24,25 @@ struct Partition {
   int n_tiles;        // tiles of this partition with T0 < L
 };
 
+// What the CTAs of one (sequence, KV head) share: its length, read once.
+struct SeqView {
+  int b, h;
+  unsigned bh;   // b * num_kv_heads + h
+  int L;         // clamped length
+  int filled;    // partitions that hold tokens: min(P, ceil(L / 256))
+};
+
 // 32-bit arithmetic throughout (a 64-bit division by a run-time value is a long subroutine).
-__device__ __forceinline__ Partition locate(const DecodeKernelArgs& a, int qg) {
-  Partition w;
-  const unsigned block = blockIdx.x;  // partition-major (decode_args.hpp)
-  const unsigned P = static_cast<unsigned>(a.partitions), hk = static_cast<unsigned>(a.num_kv_heads);
-  const unsigned nbh = static_cast<unsigned>(a.num_seqs) * hk;
-  const unsigned p = block / nbh, bh = block - p * nbh;
-  w.p = static_cast<int>(p);
-  w.b = static_cast<int>(bh / hk);
-  w.h = static_cast<int>(bh - static_cast<unsigned>(w.b) * hk);
-  w.row0 = (static_cast<std::int64_t>(bh) * P + p) * qg;
-  std::int64_t L = a.seq_lens[w.b * a.seq_lens_stride];
+// `counts`: this CTA counts the sequence's bad lengths (one CTA per sequence must).
+__device__ __forceinline__ SeqView locate_seq(const DecodeKernelArgs& a, unsigned bh, bool counts) {
+  SeqView s;
+  const unsigned hk = static_cast<unsigned>(a.num_kv_heads);
+  s.bh = bh;
+  s.b = static_cast<int>(bh / hk);
+  s.h = static_cast<int>(bh - static_cast<unsigned>(s.b) * hk);
+  std::int64_t L = a.seq_lens[s.b * a.seq_lens_stride];
   const std::int64_t cap = static_cast<std::int64_t>(a.max_blocks_per_seq) * a.block_size;
-  const bool counts = threadIdx.x == 0 && w.p == 0 && w.h == 0;  // once per sequence
+  counts = counts && threadIdx.x == 0 && s.h == 0;
   if (L < 0) {
     if (counts) atomicAdd(&a.counters[kCounterNegativeSeqLens], 1ull);
     L = 0;
@@ -44,14 +50,27 @@ __device__ __forceinline__ Partition locate(const DecodeKernelArgs& a, int qg) {
     if (counts) atomicAdd(&a.counters[kCounterLongSeqLens], 1ull);
     L = cap;
   }
-  w.L = static_cast<int>(L);
-  const int total_tg = (w.L + kTileGroupTokens - 1) >> 8;
+  s.L = static_cast<int>(L);
+  const int total_tg = (s.L + kTileGroupTokens - 1) >> 8;
+  s.filled = total_tg < a.partitions ? total_tg : a.partitions;
+  return s;
+}
+
+// Partition p of the sequence view s (no memory access).
+__device__ __forceinline__ Partition partition_of(const DecodeKernelArgs& a, const SeqView& s, int p, int qg) {
+  Partition w;
+  w.b = s.b;
+  w.h = s.h;
+  w.p = p;
+  w.L = s.L;
+  w.row0 = (static_cast<std::int64_t>(s.bh) * static_cast<unsigned>(a.partitions) + p) * qg;
+  const int total_tg = (s.L + kTileGroupTokens - 1) >> 8;
   w.n_tiles = 0;
-  if (w.p < total_tg) {
-    const int later = static_cast<int>(static_cast<unsigned>(total_tg - w.p + a.partitions - 1) / P);
+  if (p < total_tg) {
+    const int later = static_cast<int>(static_cast<unsigned>(total_tg - p + a.partitions - 1) / static_cast<unsigned>(a.partitions));
     const int trip = later < a.tgpp ? later : a.tgpp;
-    const int last_tg = w.p + (trip - 1) * a.partitions;
-    const int rest = w.L - last_tg * kTileGroupTokens;  // > 0
+    const int last_tg = p + (trip - 1) * a.partitions;
+    const int rest = s.L - last_tg * kTileGroupTokens;  // > 0
     const int last_tiles = (rest + kTileTokens - 1) >> 6;
     w.n_tiles = (trip - 1) * kTilesPerGroup + (last_tiles < kTilesPerGroup ? last_tiles : kTilesPerGroup);
   }

@@ -12,8 +12,9 @@
 
 namespace uq::sm90 {
 
-// Partition kernel: one 128-thread block per (sequence, KV head, partition). Reducer: one
-// 256-thread block per (sequence, query head, 32-dim chunk).
+// Partition kernel: 128-thread blocks, each over a strided set of the partitions of one
+// (sequence, KV head) (decode_grid.hpp). Reducer: one 256-thread block per (sequence, query
+// head, 32-dim chunk).
 using uq::impl::decode_partitions_launch;
 using uq::impl::decode_reduce_launch;
 using uq::impl::DecodePartitionsLaunch;

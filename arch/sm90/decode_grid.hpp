@@ -1,0 +1,46 @@
+// How many CTAs the sm90 partition kernel gives each (sequence, KV head): R CTAs share its P
+// partitions (CTA r takes r, r + R, ...), so a CTA streams several partitions through one
+// ring without the per-CTA ramp (sequence length -> block table -> copies, three dependent
+// memory round trips) between them, stages its query once, and passes over empty partitions
+// almost for free. R trades that against balance: the grid runs in ceil(nbh R / slots) waves
+// of CTAs whose work is ceil(filled / R) partitions each. Host code only.
+#pragma once
+
+#include <cstdint>
+
+namespace uq::sm90 {
+
+// The ramp of a CTA, in tile-times (a tile is ~0.9 us of one SM's time; the ramp ~2-3 us at 3
+// CTAs per SM): the fixed cost per CTA in the model below. Measured on the H200 (2026-12-01,
+// decode_harness): 2 picks R = 99 at the headline and 37 at 64 x 131k; 0 (R = 293, 256: one
+// partition with tokens per CTA) was 10 % and 5 % slower there, 4 (R = 99, 6) equal at the
+// headline and 5 % slower at 64 x 131k.
+constexpr int kRampTiles = 2;
+
+// nbh = num_seqs * num_kv_heads; tokens = the longest length the table can hold
+// (max_blocks_per_seq * block_size), which the plan's P and TGPP cover; slots = SMs x CTAs per
+// SM, sms = SMs. Returns R in 1..partitions.
+inline int decode_ctas_per_bh(std::int64_t nbh, int partitions, int tgpp, std::int64_t tokens, int sms, int ctas_per_sm) {
+  const std::int64_t total_tg = (tokens + 255) / 256;
+  const std::int64_t filled = total_tg < partitions ? total_tg : partitions;  // partitions with tokens
+  if (filled <= 1 || nbh <= 0 || sms <= 0) return 1;
+  const std::int64_t trips = (total_tg + partitions - 1) / partitions;
+  const std::int64_t tiles = 4 * (trips < tgpp ? trips : tgpp);  // tiles per full partition
+  const std::int64_t slots = static_cast<std::int64_t>(sms) * ctas_per_sm;
+  double best = 0.0;
+  int best_r = 1;
+  for (std::int64_t r = 1; r <= filled; ++r) {
+    const std::int64_t grid = nbh * r;
+    const std::int64_t waves = (grid + slots - 1) / slots;
+    double cost = static_cast<double>(waves) * static_cast<double>(((filled + r - 1) / r) * tiles + kRampTiles);
+    // one partial wave: the SMs holding the most CTAs set the time
+    if (grid < slots) cost *= static_cast<double>(((grid + sms - 1) / sms) * sms) / static_cast<double>(grid);
+    if (r == 1 || cost <= best) {  // ties: the larger R (more, shorter CTAs)
+      best = cost;
+      best_r = static_cast<int>(r);
+    }
+  }
+  return best_r;
+}
+
+}  // namespace uq::sm90
