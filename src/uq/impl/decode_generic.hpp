@@ -145,7 +145,10 @@ struct DecodePartitionsGeneric {
   static constexpr int kTilesPerGroup = kTileGroupTokens / kTile;             // 16
   static constexpr int kTileInfoOff = kQ8Off + QG * kHeadDim * 4;             // int64 [kTilesPerGroup][2]
   static constexpr int kScratchBytes = kTileInfoOff + kTilesPerGroup * 16 + 16;
-  static_assert(kScratchBytes <= 48 * 1024, "decode scratch must fit the default 48 KiB");
+  // Kokkos' CUDA backend takes 8 * (team size + 2) bytes of the block's 48 KiB before the team's
+  // scratch (its team-reduction space): QG 16 leaves 32 bytes.
+  static constexpr int kBackendReserveBytes = 8 * (kHeadDim + 2);
+  static_assert(kScratchBytes + kBackendReserveBytes <= 48 * 1024, "decode scratch must fit the default 48 KiB");
   static_assert(kPvSets * kPvThreads == kHeadDim && kTile % kPvSets == 0, "P.V sets tile a tile");
   static_assert(kPOff % 16 == 0, "p is read as 16-byte vectors");
   // Host backends only, in level-1 scratch: kHostStep decoded tokens and the code-pair
@@ -306,7 +309,14 @@ struct DecodePartitionsGeneric {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 16), [&](int c) { lut[c] = ultraquant::fp4_times(c, 1.0f); });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kChunk * kRowsPad), [&](int i) { pw[i] = 0.0f; });
     team.team_barrier();
-    if (!q_rotated) wht256_team(team, acc, QG);
+    if (!q_rotated) {
+      if constexpr (kHostLoops) {  // one thread per team: the serial loops, not 8 team stages
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { wht256_rows(acc, QG); });
+        team.team_barrier();
+      } else {
+        wht256_team(team, acc, QG);
+      }
+    }
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kPvSets * QG * kHeadDim), [&](int i) {
       if (i < QG * kHeadDim) q8[i] = (bad >> (i / kHeadDim)) & 1 ? 0.0f : codec::round_e4m3(acc[i]);
       acc[i] = 0.0f;
