@@ -1,16 +1,21 @@
 // Generic Kokkos split-K decode (spec ultraquant.md §5): the partition kernel.
 //
 // One team per (sequence, KV head, partition). Partition p walks tile-groups p, p+P,
-// p+2P, ... (at most TGPP), 256 tokens each. A team loads a chunk of several 16-token
-// tiles at a time into scratch (16-byte loads when aligned: many bytes in flight per
-// team), scores every token against all QG query rows (each K code decoded once and
-// reused for every row; a warp's threads take consecutive tokens, so the q8 reads are
-// broadcasts), runs the online softmax tile by tile in token order, and accumulates
-// P.V with one thread per head dimension.
+// p+2P, ... (at most TGPP), 256 tokens each. On a GPU (process_chunk) a team loads a chunk
+// of several 16-token tiles at a time into scratch (16-byte loads when aligned: many bytes
+// in flight per team), scores every token against all QG query rows (each K code decoded
+// once, through a 16-entry table, and reused for every row; a warp's threads take
+// consecutive tokens, so the q8 reads are broadcasts), runs the online softmax tile by tile
+// in token order, and accumulates P.V on all threads: each owns a few dimensions for one
+// set of tokens, decodes each V code once and keeps its rows in registers for the chunk.
+// Host backends (process_tile_host) run one thread per team over contiguous-dimension loops.
 //
 // Numerics are the spec's: fp32 scores scaled after the dot, natural exp, P rounded to
 // bf16 for P.V only, l from the unrounded p, softmax state updated per 16-token tile,
-// and a bf16 partial output bf16(acc * fl32(1/l)) with its l and m.
+// and a bf16 partial output bf16(acc * fl32(1/l)) with its l and m. Within those rules the
+// paths group the fp32 sums differently (the spec leaves the order free): the GPU path scales
+// each tile's bf16 p by the later tiles' alphas of its chunk and acc once per chunk, and adds
+// its token sets' accumulators at the end; the host path adds tokens in order.
 //
 // Revision 2 (the rules beside DecodePartitionsLaunch in decode_launch.hpp): a partition
 // without tokens writes only l = 0, m = -inf (partition 0 first reads q, to find non-finite
@@ -89,6 +94,13 @@ KOKKOS_INLINE_FUNCTION constexpr bool runs_on_host() {
 // bf16 of a NaN or an infinity: the exponent field is all ones (spec §6).
 KOKKOS_INLINE_FUNCTION bool bf16_nonfinite(bf16 x) { return (x.bits & 0x7F80u) == 0x7F80u; }
 
+// UQ_GENERIC_DECODE_TEAM_PATH_ON_HOST=1 runs the GPU (team) path of the partition kernel on
+// host backends too, one thread per team: a way to check that path's arithmetic with the host
+// test suites on a machine without a GPU (it is slow there; no build sets it by default).
+#ifndef UQ_GENERIC_DECODE_TEAM_PATH_ON_HOST
+#define UQ_GENERIC_DECODE_TEAM_PATH_ON_HOST 0
+#endif
+
 template <int QG, class ExecSpace, class QView, class TableView, class LenView, class CountView, class OutView,
           class LseView>
 struct DecodePartitionsGeneric {
@@ -98,25 +110,47 @@ struct DecodePartitionsGeneric {
   using member = typename policy::member_type;
   using MemSpace = typename ExecSpace::memory_space;
 
-  static constexpr int kTile = kTileTokens;                 // 16 tokens: the softmax step
-  static constexpr int kChunk = QG == 16 ? 16 : 64;         // tokens per load step (scratch-bound)
+  // Host backends (one thread per team) take process_tile_host, GPUs process_chunk.
+  static constexpr bool kHostLoops = runs_on_host<ExecSpace>() && !UQ_GENERIC_DECODE_TEAM_PATH_ON_HOST;
+  static constexpr int kTile = kTileTokens;  // 16 tokens: the softmax step
+  // Tokens per load step, the largest whose scratch fits the default 48 KiB (QG 16 also
+  // keeps 4 teams per multiprocessor with it).
+  static constexpr int kChunk = QG <= 6 ? 64 : QG <= 8 ? 32 : 16;
   static constexpr int kTilesPerChunk = kChunk / kTile;
-  static constexpr int kSlot = ultraquant::kSlotContent;    // 272 bytes used of each slot
-  static constexpr int kSplits = 4;                         // QK: a token's 8 groups over 4 threads
+  static constexpr int kSlot = ultraquant::kSlotContent;  // 272 bytes used of each slot
+  static constexpr int kGroups = kHeadDim / ultraquant::kGroup;  // 8 scale groups per K or V row
+  // QK: a token's 8 groups over kSplits threads, kSplits * kChunk = 256 work items (QG 16: 128).
+  static constexpr int kSplits = kHeadDim / kChunk < kGroups ? kHeadDim / kChunk : kGroups;
+  static constexpr int kGroupsPerSplit = kGroups / kSplits;
+  // P.V: a thread owns kPvDims consecutive dimensions of every row for the tokens of one of
+  // kPvSets token sets (token t of a tile goes to set t % kPvSets): all 256 threads busy, each
+  // V code decoded once, and every set keeps its own fp32 acc (summed in set order at the end).
+  static constexpr int kPvDims = QG <= 8 ? 2 : 1;
+  static constexpr int kPvThreads = kHeadDim / kPvDims;  // threads that cover one token
+  static constexpr int kPvSets = kHeadDim / kPvThreads;  // (team size 256 on GPUs)
+  static constexpr int kRowsPad = (QG + 3) / 4 * 4;      // p of a token: kRowsPad floats (float4 loads)
 
   // Scratch layout (bytes): the slot chunk first (16-byte aligned), then float arrays.
   static constexpr int kTileBytesOff = 0;
   static constexpr int kTileBytes = kChunk * kSlot;
-  static constexpr int kAccOff = kTileBytes;                                  // float [QG][256]
-  static constexpr int kPartOff = kAccOff + QG * kHeadDim * 4;                // float [kSplits][QG][kChunk]
-  static constexpr int kPOff = kPartOff + kSplits * QG * kChunk * 4;         // float [QG][kChunk]
-  static constexpr int kAlphaOff = kPOff + QG * kChunk * 4;                  // float [QG][kTilesPerChunk]
-  static constexpr int kMrunOff = kAlphaOff + QG * kTilesPerChunk * 4;       // float [QG][kTilesPerChunk]
-  static constexpr int kStateOff = kMrunOff + QG * kTilesPerChunk * 4;       // float m[QG], l[QG]
-  static constexpr int kQ8Off = kStateOff + 2 * QG * 4;                      // float [QG][256] (E4M3 values)
-  static constexpr int kTileInfoOff = kQ8Off + QG * kHeadDim * 4;            // int64 [kTilesPerChunk][2]
-  static constexpr int kScratchBytes = kTileInfoOff + kTilesPerChunk * 16 + 16;
-  static_assert(kScratchBytes <= 48 * 1024, "decode scratch must fit the default 48 KiB");
+  static constexpr int kAccOff = kTileBytes;                                   // float [kPvSets][QG][256]
+  static constexpr int kPartOff = kAccOff + kPvSets * QG * kHeadDim * 4;       // float [kSplits][QG][kChunk]
+  static constexpr int kPOff = kPartOff + kSplits * QG * kChunk * 4;          // float [kChunk][kRowsPad]
+  static constexpr int kAlphaOff = kPOff + kChunk * kRowsPad * 4;             // float [QG][kTilesPerChunk]
+  static constexpr int kBetaOff = kAlphaOff + QG * kTilesPerChunk * 4;        // float [QG][kTilesPerChunk]
+  static constexpr int kMrunOff = kBetaOff + QG * kTilesPerChunk * 4;         // float [QG][kTilesPerChunk]
+  static constexpr int kStateOff = kMrunOff + QG * kTilesPerChunk * 4;        // float m[QG], l[QG], a[QG]
+  static constexpr int kLutOff = kStateOff + 3 * QG * 4;                      // float [16]: fp4_times(code, 1)
+  static constexpr int kQ8Off = (kLutOff + 16 * 4 + 15) / 16 * 16;            // float [QG][256] (E4M3 values)
+  static constexpr int kTilesPerGroup = kTileGroupTokens / kTile;             // 16
+  static constexpr int kTileInfoOff = kQ8Off + QG * kHeadDim * 4;             // int64 [kTilesPerGroup][2]
+  static constexpr int kScratchBytes = kTileInfoOff + kTilesPerGroup * 16 + 16;
+  // Kokkos' CUDA backend takes 8 * (team size + 2) bytes of the block's 48 KiB before the team's
+  // scratch (its team-reduction space): QG 16 leaves 32 bytes.
+  static constexpr int kBackendReserveBytes = 8 * (kHeadDim + 2);
+  static_assert(kScratchBytes + kBackendReserveBytes <= 48 * 1024, "decode scratch must fit the default 48 KiB");
+  static_assert(kPvSets * kPvThreads == kHeadDim && kTile % kPvSets == 0, "P.V sets tile a tile");
+  static_assert(kPOff % 16 == 0, "p is read as 16-byte vectors");
   // Host backends only, in level-1 scratch: kHostStep decoded tokens and the code-pair
   // table of process_tile_host.
   static constexpr int kHostStep = 4;                               // tokens per step
@@ -125,6 +159,7 @@ struct DecodePartitionsGeneric {
   static constexpr int kHostScratchBytes = kHostPairsOff + 256 * 2 * 4;
   static_assert(kTile % kHostStep == 0, "host steps tile a tile");
   static_assert(kSplits >= 2, "the softmax keeps scores and unrounded p in splits 0 and 1 of part");
+  static_assert(kChunk * kRowsPad >= QG * kTile && kSplits * kChunk >= kTile, "host tiles fit pw and part");
   static_assert(kQ8Off % 16 == 0, "q8 is read as 16-byte vectors");
   static_assert(QG <= 31, "non-finite rows are a bit mask in an int");
 
@@ -158,31 +193,6 @@ struct DecodePartitionsGeneric {
       L = cap;
     }
     return L;
-  }
-
-  // Copies `tokens` slots (kSlot bytes each, pos_stride apart) into scratch.
-  KOKKOS_INLINE_FUNCTION void load_tile(const member& team, std::uint8_t* dst, const std::uint8_t* first_slot,
-                                        int tokens) const {
-    if (cache.load_bytes == 16) {
-      constexpr int per_slot = kSlot / 16;  // 17
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tokens * per_slot), [&](int i) {
-        const int t = i / per_slot, u = i % per_slot;
-        reinterpret_cast<Bytes16*>(dst + t * kSlot)[u] =
-            reinterpret_cast<const Bytes16*>(first_slot + t * cache.pos_stride)[u];
-      });
-    } else if (cache.load_bytes == 4) {
-      constexpr int per_slot = kSlot / 4;  // 68
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tokens * per_slot), [&](int i) {
-        const int t = i / per_slot, u = i % per_slot;
-        reinterpret_cast<std::uint32_t*>(dst + t * kSlot)[u] =
-            reinterpret_cast<const std::uint32_t*>(first_slot + t * cache.pos_stride)[u];
-      });
-    } else {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tokens * kSlot), [&](int i) {
-        const int t = i / kSlot, u = i % kSlot;
-        dst[t * kSlot + u] = first_slot[t * cache.pos_stride + u];
-      });
-    }
   }
 
   // Bit r set: query row r of KV head h holds a NaN or an infinity. Reads q only.
@@ -270,9 +280,12 @@ struct DecodePartitionsGeneric {
     float* part = reinterpret_cast<float*>(base + kPartOff);
     float* pw = reinterpret_cast<float*>(base + kPOff);
     float* alpha = reinterpret_cast<float*>(base + kAlphaOff);
+    float* beta = reinterpret_cast<float*>(base + kBetaOff);
     float* mrun = reinterpret_cast<float*>(base + kMrunOff);
     float* m = reinterpret_cast<float*>(base + kStateOff);
     float* l = m + QG;
+    float* chunk_alpha = l + QG;
+    float* lut = reinterpret_cast<float*>(base + kLutOff);
     float* q8 = reinterpret_cast<float*>(base + kQ8Off);
     auto* tile_info = reinterpret_cast<std::int64_t*>(base + kTileInfoOff);  // [j][0] = first slot offset or -1, [j][1] = valid tokens
 
@@ -292,15 +305,25 @@ struct DecodePartitionsGeneric {
       m[r] = -codec::infinity();
       l[r] = 0.0f;
     });
+    // The FP4 table of the team path (16 codes: conflict-free lookups) and p's padding rows.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 16), [&](int c) { lut[c] = ultraquant::fp4_times(c, 1.0f); });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kChunk * kRowsPad), [&](int i) { pw[i] = 0.0f; });
     team.team_barrier();
-    if (!q_rotated) wht256_team(team, acc, QG);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim), [&](int i) {
-      q8[i] = (bad >> (i / kHeadDim)) & 1 ? 0.0f : codec::round_e4m3(acc[i]);
+    if (!q_rotated) {
+      if constexpr (kHostLoops) {  // one thread per team: the serial loops, not 8 team stages
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { wht256_rows(acc, QG); });
+        team.team_barrier();
+      } else {
+        wht256_team(team, acc, QG);
+      }
+    }
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kPvSets * QG * kHeadDim), [&](int i) {
+      if (i < QG * kHeadDim) q8[i] = (bad >> (i / kHeadDim)) & 1 ? 0.0f : codec::round_e4m3(acc[i]);
       acc[i] = 0.0f;
     });
     team.team_barrier();
 
-    if constexpr (runs_on_host<ExecSpace>()) {
+    if constexpr (kHostLoops) {
       char* host = static_cast<char*>(team.team_scratch(1).get_shmem_aligned(int(kHostScratchBytes), 16));
       float* kv = reinterpret_cast<float*>(host + kHostKvOff);
       float* pairs = reinterpret_cast<float*>(host + kHostPairsOff);
@@ -322,11 +345,21 @@ struct DecodePartitionsGeneric {
     } else {
       for (int it = 0; it < trip; ++it) {
         const std::int64_t tg = p + static_cast<std::int64_t>(it) * partitions;
+        locate_tiles(team, b, h, tg * kTileGroupTokens, L, tile_info);
         for (int c = 0; c < kTileGroupTokens / kChunk; ++c) {
           const std::int64_t T0c = tg * kTileGroupTokens + c * kChunk;
           if (T0c >= L) break;  // later tiles change nothing (p = 0, alpha = 1)
-          process_chunk(team, b, h, T0c, L, tile, acc, part, pw, alpha, mrun, m, l, q8, tile_info);
+          process_chunk(team, tile, acc, part, pw, alpha, beta, mrun, m, l, chunk_alpha, q8, lut,
+                        tile_info + 2 * c * kTilesPerChunk);
         }
+      }
+      if (kPvSets > 1) {  // the sets' accumulators, added in set order
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim), [&](int i) {
+          float x = acc[i];
+          for (int st = 1; st < kPvSets; ++st) x += acc[st * QG * kHeadDim + i];
+          acc[i] = x;
+        });
+        team.team_barrier();
       }
     }
 
@@ -363,8 +396,8 @@ struct DecodePartitionsGeneric {
   // from the cache, with the loops ordered for a CPU: K and V decoded once per token into
   // 256 floats, kHostStep tokens at a time, and every row's dots and P.V updates over
   // contiguous dimensions in independent lanes (vector loops for the CPU compilers; the
-  // dots' fp32 summation order is free, spec §5; P.V adds the tokens in order, as
-  // process_chunk). The softmax steps are process_chunk's, per tile (sc, pw: [QG][16]).
+  // dots' fp32 summation order is free, spec §5; P.V adds the tokens in order). The softmax
+  // steps are process_chunk's, per tile (sc, pw: [QG][16]).
   KOKKOS_INLINE_FUNCTION void process_tile_host(int b, int h, std::int64_t T0, std::int64_t L, float* acc,
                                                 float* sc, float* pw, float* m, float* l, const float* q8,
                                                 float* kv, const float* pairs) const {
@@ -433,16 +466,15 @@ struct DecodePartitionsGeneric {
     }
   }
 
-  // One chunk of kTilesPerChunk tiles starting at token T0c (< L).
-  KOKKOS_INLINE_FUNCTION void process_chunk(const member& team, int b, int h, std::int64_t T0c, std::int64_t L,
-                                            std::uint8_t* tile, float* acc, float* part, float* pw, float* alpha,
-                                            float* mrun, float* m, float* l, const float* q8,
-                                            std::int64_t* tile_info) const {
-    // Where each tile's slots are (tiles never cross a block: block_size is a multiple
-    // of 16); bad block ids make the tile absent and are counted once, by the tile at
-    // the block's start, in the team of KV head 0.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kTilesPerChunk), [&](int j) {
-      const std::int64_t T0 = T0c + j * kTile;
+  // Where each tile of the tile-group starting at token T0g is (tiles never cross a block:
+  // block_size is a multiple of 16): tile_info[2j] = its first slot's offset or -1,
+  // tile_info[2j + 1] = its valid tokens (0 when absent or past L). Bad block ids make the
+  // tile absent and are counted once, by the tile at the block's start, in the team of KV
+  // head 0. One pass per tile-group: the block-table reads of all its tiles in flight at once.
+  KOKKOS_INLINE_FUNCTION void locate_tiles(const member& team, int b, int h, std::int64_t T0g, std::int64_t L,
+                                           std::int64_t* tile_info) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kTilesPerGroup), [&](int j) {
+      const std::int64_t T0 = T0g + j * kTile;
       std::int64_t first = -1, valid = 0;
       if (T0 < L) {
         const std::int64_t logical = T0 / cache.block_size;
@@ -459,43 +491,78 @@ struct DecodePartitionsGeneric {
       tile_info[2 * j + 1] = valid;
     });
     team.team_barrier();
-    for (int j = 0; j < kTilesPerChunk; ++j)
-      if (tile_info[2 * j + 1] > 0)
-        load_tile(team, tile + j * kTile * kSlot, cache.base + tile_info[2 * j], static_cast<int>(tile_info[2 * j + 1]));
-    team.team_barrier();
+  }
 
-    // QK: thread (split s, token t) scores groups 2s, 2s+1 of token t for every row. Each
-    // K element is decoded once (with its group scale folded in: exact, a power of two)
-    // and used for every row; q8 is read 4 floats at a time, the same address for the
-    // whole warp (consecutive threads take consecutive tokens).
+  // Copies the valid slots of the chunk's tiles (kSlot bytes each, pos_stride apart) into
+  // scratch, all tiles in one range: every thread has several independent loads in flight.
+  KOKKOS_INLINE_FUNCTION void load_chunk(const member& team, std::uint8_t* dst, const std::int64_t* tile_info) const {
+    const auto src = [&](int t) { return cache.base + tile_info[2 * (t / kTile)] + (t % kTile) * cache.pos_stride; };
+    const auto present = [&](int t) { return t % kTile < tile_info[2 * (t / kTile) + 1]; };
+    if (cache.load_bytes == 16) {
+      constexpr int per_slot = kSlot / 16;  // 17
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kChunk * per_slot), [&](int i) {
+        const int t = i / per_slot, u = i % per_slot;
+        if (present(t)) reinterpret_cast<Bytes16*>(dst + t * kSlot)[u] = reinterpret_cast<const Bytes16*>(src(t))[u];
+      });
+    } else if (cache.load_bytes == 4) {
+      constexpr int per_slot = kSlot / 4;  // 68
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kChunk * per_slot), [&](int i) {
+        const int t = i / per_slot, u = i % per_slot;
+        if (present(t))
+          reinterpret_cast<std::uint32_t*>(dst + t * kSlot)[u] = reinterpret_cast<const std::uint32_t*>(src(t))[u];
+      });
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kChunk * kSlot), [&](int i) {
+        const int t = i / kSlot, u = i % kSlot;
+        if (present(t)) dst[t * kSlot + u] = src(t)[u];
+      });
+    }
+    team.team_barrier();
+  }
+
+  // One chunk of kTilesPerChunk tiles (tile_info: theirs, from locate_tiles), on the team (GPUs).
+  KOKKOS_INLINE_FUNCTION void process_chunk(const member& team, std::uint8_t* tile, float* acc, float* part,
+                                            float* pw, float* alpha, float* beta, float* mrun, float* m, float* l,
+                                            float* chunk_alpha, const float* q8, const float* lut,
+                                            const std::int64_t* tile_info) const {
+    load_chunk(team, tile, tile_info);
+
+    // QK: thread (split s, token t) scores groups s*kGroupsPerSplit.. of token t for every
+    // row. Each K code is decoded once, through the 16-code table, and used for every row;
+    // the group's half scale multiplies the group's sum (exact: a power of two, so the sum is
+    // the one of the scaled elements); q8 is read 4 floats at a time, the same address for
+    // the whole warp (consecutive threads take consecutive tokens).
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kSplits * kChunk), [&](int i) {
       const int s = i / kChunk, t = i % kChunk;
       float sum[QG];
       for (int r = 0; r < QG; ++r) sum[r] = 0.0f;
       if (t % kTile < tile_info[2 * (t / kTile) + 1]) {
         const std::uint8_t* slot = tile + t * kSlot;
-        for (int g = 2 * s; g < 2 * s + 2; ++g) {
+        for (int g = s * kGroupsPerSplit; g < (s + 1) * kGroupsPerSplit; ++g) {
           const std::uint8_t sb = slot[ultraquant::kKScales + g];
           if (sb == 0) continue;  // zero group
-          const float hs = ultraquant::half_scale(sb);
-          float k[ultraquant::kGroup];
           const auto* words = reinterpret_cast<const std::uint32_t*>(slot + ultraquant::kKCodes + g * 16);
-          for (int w = 0; w < 4; ++w) {
-            const std::uint32_t codes = words[w];
-            for (int n = 0; n < 8; ++n) k[8 * w + n] = ultraquant::fp4_times(codes >> (4 * n), hs);
-          }
           // Rows innermost: QG independent FMA chains instead of one (latency hiding).
           float inner[QG];
           for (int r = 0; r < QG; ++r) inner[r] = 0.0f;
-          for (int e = 0; e < ultraquant::kGroup / 4; ++e)
-            for (int r = 0; r < QG; ++r) {
-              const Floats4 q4 = reinterpret_cast<const Floats4*>(q8 + r * kHeadDim + g * ultraquant::kGroup)[e];
-              inner[r] += k[4 * e] * q4.v[0];
-              inner[r] += k[4 * e + 1] * q4.v[1];
-              inner[r] += k[4 * e + 2] * q4.v[2];
-              inner[r] += k[4 * e + 3] * q4.v[3];
+          for (int w = 0; w < 4; ++w) {
+            const std::uint32_t codes = words[w];
+            for (int hw = 0; hw < 2; ++hw) {
+              const std::uint32_t c4 = codes >> (16 * hw);
+              const float k0 = lut[c4 & 15u], k1 = lut[(c4 >> 4) & 15u], k2 = lut[(c4 >> 8) & 15u],
+                          k3 = lut[(c4 >> 12) & 15u];
+              for (int r = 0; r < QG; ++r) {
+                const Floats4 q4 =
+                    reinterpret_cast<const Floats4*>(q8 + r * kHeadDim + g * ultraquant::kGroup)[2 * w + hw];
+                inner[r] += k0 * q4.v[0];
+                inner[r] += k1 * q4.v[1];
+                inner[r] += k2 * q4.v[2];
+                inner[r] += k3 * q4.v[3];
+              }
             }
-          for (int r = 0; r < QG; ++r) sum[r] += inner[r];
+          }
+          const float hs = ultraquant::half_scale(sb);
+          for (int r = 0; r < QG; ++r) sum[r] += inner[r] * hs;
         }
       }
       for (int r = 0; r < QG; ++r) part[(s * QG + r) * kChunk + t] = sum[r];
@@ -505,8 +572,8 @@ struct DecodePartitionsGeneric {
     // Online softmax, tile by tile in token order, in four steps so that the exps and
     // sums run on many threads; only the running max and l are serial (per row, one
     // value per tile). s overwrites split 0 of part, the unrounded p split 1.
-    float* sc = part;                  // [QG][kChunk] scores
-    float* pu = part + QG * kChunk;    // [QG][kChunk] unrounded p
+    float* sc = part;                // [QG][kChunk] scores
+    float* pu = part + QG * kChunk;  // [QG][kChunk] unrounded p
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kTilesPerChunk), [&](int i) {
       const int r = i / kTilesPerChunk, j = i % kTilesPerChunk;
       const int valid = static_cast<int>(tile_info[2 * j + 1]);
@@ -522,6 +589,10 @@ struct DecodePartitionsGeneric {
       mrun[i] = tile_max;
     });
     team.team_barrier();
+    // Per row: the running max after each tile, the tile's alpha, and beta_j = the product
+    // of the later tiles' alphas in this chunk (P.V scales tile j's p by it instead of
+    // scaling acc after every tile; acc takes the chunk's product once: a different fp32
+    // grouping of the same products).
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
       float mr = m[r];
       for (int j = 0; j < kTilesPerChunk; ++j) {
@@ -531,14 +602,20 @@ struct DecodePartitionsGeneric {
         mr = m_new;
       }
       m[r] = mr;
+      float bj = 1.0f;
+      for (int j = kTilesPerChunk - 1; j >= 0; --j) {
+        beta[r * kTilesPerChunk + j] = bj;
+        bj *= alpha[r * kTilesPerChunk + j];
+      }
+      chunk_alpha[r] = bj;
     });
     team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kChunk), [&](int i) {
       const int r = i / kChunk, ct = i % kChunk;
       const float mj = mrun[r * kTilesPerChunk + ct / kTile];
       const float p = mj == -codec::infinity() ? 0.0f : exp_f32(sc[i] - mj);
-      pu[i] = p;                    // l takes the unrounded p ...
-      pw[i] = codec::round_bf16(p);  // ... P.V the bf16-rounded one
+      pu[i] = p;                                                                  // l takes the unrounded p ...
+      pw[ct * kRowsPad + r] = codec::round_bf16(p) * beta[r * kTilesPerChunk + ct / kTile];  // ... P.V the bf16 one
     });
     team.team_barrier();
     // l = l * alpha + the tile's sum of p, tile by tile (no barrier: P.V does not read l).
@@ -552,36 +629,43 @@ struct DecodePartitionsGeneric {
       l[r] = lr;
     });
 
-    // P.V: one thread per pair of dimensions (one code byte); acc rows in registers for
-    // the chunk, each tile's p read once for both dimensions.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kHeadDim / 2), [&](int dp) {
-      float a0[QG], a1[QG];
-      for (int r = 0; r < QG; ++r) {
-        a0[r] = acc[r * kHeadDim + 2 * dp];
-        a1[r] = acc[r * kHeadDim + 2 * dp + 1];
-      }
+    // P.V: thread (set st, dims c*kPvDims..) adds the tokens t % kPvSets == st of every tile
+    // into its set's acc, held in registers for the chunk; each V code is decoded once through
+    // the table, and a token's p (all rows) is read as float4s, the same address for a warp.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kPvSets * kPvThreads), [&](int i) {
+      const int st = i / kPvThreads, c = i % kPvThreads;
+      float* as = acc + st * QG * kHeadDim + c * kPvDims;
+      float a[QG][kPvDims];
+      for (int r = 0; r < QG; ++r)
+        for (int e = 0; e < kPvDims; ++e) a[r][e] = as[r * kHeadDim + e] * chunk_alpha[r];
+      const int scale_at = ultraquant::kVScales + (c * kPvDims) / ultraquant::kGroup;
       for (int j = 0; j < kTilesPerChunk; ++j) {
-        for (int r = 0; r < QG; ++r) {
-          a0[r] *= alpha[r * kTilesPerChunk + j];
-          a1[r] *= alpha[r * kTilesPerChunk + j];
-        }
         const int valid = static_cast<int>(tile_info[2 * j + 1]);
-        for (int t = 0; t < valid; ++t) {
-          const std::uint8_t* slot = tile + (j * kTile + t) * kSlot;
-          const unsigned byte = slot[ultraquant::kVCodes + dp];
-          const float hs = ultraquant::half_scale(slot[ultraquant::kVScales + (2 * dp) / ultraquant::kGroup]);
-          const float v0 = ultraquant::fp4_times(byte, hs), v1 = ultraquant::fp4_times(byte >> 4, hs);
-          for (int r = 0; r < QG; ++r) {
-            const float pr = pw[r * kChunk + j * kTile + t];
-            a0[r] += pr * v0;
-            a1[r] += pr * v1;
+        for (int t = st; t < valid; t += kPvSets) {
+          const int ct = j * kTile + t;
+          const std::uint8_t* slot = tile + ct * kSlot;
+          const float hs = ultraquant::half_scale(slot[scale_at]);
+          float v[kPvDims];
+          if constexpr (kPvDims == 2) {
+            const unsigned byte = slot[ultraquant::kVCodes + c];
+            v[0] = lut[byte & 15u] * hs;
+            v[1] = lut[byte >> 4] * hs;
+          } else {
+            const unsigned byte = slot[ultraquant::kVCodes + c / 2];
+            v[0] = lut[(byte >> (4 * (c & 1))) & 15u] * hs;
+          }
+          const Floats4* p4 = reinterpret_cast<const Floats4*>(pw + ct * kRowsPad);
+          for (int r4 = 0; r4 < kRowsPad / 4; ++r4) {
+            const Floats4 pr = p4[r4];
+            for (int u = 0; u < 4; ++u) {
+              if (4 * r4 + u >= QG) break;
+              for (int e = 0; e < kPvDims; ++e) a[4 * r4 + u][e] += pr.v[u] * v[e];
+            }
           }
         }
       }
-      for (int r = 0; r < QG; ++r) {
-        acc[r * kHeadDim + 2 * dp] = a0[r];
-        acc[r * kHeadDim + 2 * dp + 1] = a1[r];
-      }
+      for (int r = 0; r < QG; ++r)
+        for (int e = 0; e < kPvDims; ++e) as[r * kHeadDim + e] = a[r][e];
     });
     team.team_barrier();
   }
@@ -592,7 +676,7 @@ struct DecodePartitionsGeneric {
     if (league == 0) return;
     policy pol = runs_on_host<ExecSpace>() ? policy(exec, league, 1) : policy(exec, league, kHeadDim);
     pol.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
-    if (runs_on_host<ExecSpace>()) pol.set_scratch_size(1, Kokkos::PerTeam(kHostScratchBytes));
+    if (kHostLoops) pol.set_scratch_size(1, Kokkos::PerTeam(kHostScratchBytes));
     Kokkos::parallel_for("uq::decode::partitions", pol, *this);
   }
 };
