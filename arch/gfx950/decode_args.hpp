@@ -3,6 +3,7 @@
 // from a launch description (decode_launch_args.hpp); the kernels only read them.
 #pragma once
 
+#include "uq/core/decode_launch.hpp"
 #include "uq/core/ultraquant_format.hpp"
 
 #include <cstdint>
@@ -65,6 +66,10 @@ constexpr std::uint32_t kBf16NanPair = 0x7FC07FC0u;
 // QG partial rows ((b * num_kv_heads + h) * partitions + p) * QG + r of partial_out (bf16,
 // 256 per row; only rows with l > 0), partial_l and partial_m; with kDirectOut (P = 1) the QG
 // rows of out (and lse) instead. All strides are in elements unless named bytes.
+// Unlike the reducer's, this argument block does not embed the launch description: it is the
+// kernel's scalar-register budget (loaded by s_load into SGPRs), so it carries 32-bit byte
+// offsets and ranges for the buffer resources (checked < 2^31 on the host) in place of the
+// description's 64-bit element strides, and no host-only fields (stream, qg, the P = 1 request).
 struct DecodeKernelArgs {
   std::uint16_t* partial_out;
   float* partial_l;
@@ -122,21 +127,10 @@ constexpr std::uint32_t kReduceChunks = kHeadDim / kReduceChunk;
 // Partitions per round of the reducer's compacted LDS list of {partition, weight} pairs.
 constexpr std::uint32_t kReduceListEntries = 256;
 
-struct ReduceKernelArgs {
-  const std::uint16_t* partial_out;
-  const float* partial_l;
-  const float* partial_m;
-  std::uint16_t* out;  // bf16; element (b, hq, d) at b*out_stride_seq + hq*out_stride_head + d*out_stride_dim
-  std::int64_t out_stride_seq;
-  std::int64_t out_stride_head;
-  std::int64_t out_stride_dim;
-  std::uint32_t out_row_bytes;  // byte range of one output row
-  float* lse;                   // nullptr, or lse (b, hq) at b*lse_stride_seq + hq*lse_stride_head
-  std::int64_t lse_stride_seq;
-  std::int64_t lse_stride_head;
-  std::int32_t num_kv_heads;
-  std::int32_t qg;
-  std::int32_t partitions;
+// The launch description (uq/core/decode_launch.hpp) is the base; gfx950 adds the byte range
+// of one output row (its buffer resource).
+struct ReduceKernelArgs : uq::impl::DecodeReduceLaunch {
+  std::uint32_t out_row_bytes;
 };
 
 }  // namespace uq::gfx950

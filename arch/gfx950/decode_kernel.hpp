@@ -17,7 +17,7 @@
 //   epilogue  partial = bf16(acc * fl32(1/l)), l, m for the rows r < QG (a partial row only
 //             where l > 0); with P = 1 (kDirectOut) out = bf16(acc * fl32(1/l)) and lse instead.
 //
-// Revision 2 (the rules beside DecodePartitionsLaunch, src/uq/impl/decode_launch.hpp): a
+// Revision 2 (the rules beside DecodePartitionsLaunch, src/uq/core/decode_launch.hpp): a
 // partition without tokens loads nothing but its seq_len (partition 0 also q, to find
 // non-finite rows) and writes only l = 0, m = -inf; a query row whose q holds a NaN or an
 // infinity writes l = m = NaN (with P = 1: a NaN out row and lse), counted once by partition 0.
@@ -32,6 +32,7 @@
 #include "gfx950/decode_query.hpp"
 #include "gfx950/decode_tile.hpp"
 #include "gfx950/isa.hpp"
+#include "uq/core/sequence_rules.hpp"
 
 namespace uq::gfx950 {
 namespace decode_detail {
@@ -247,12 +248,13 @@ UQ_DEVICE inline std::int64_t clamped_seq_len(const DecodeKernelArgs& a, std::ui
                                               std::uint32_t lane) {
   const buffer_rsrc len_rsrc = make_buffer_rsrc(a.seq_lens + static_cast<std::int64_t>(b) * a.seq_lens_stride, 4u);
   const std::int64_t raw = static_cast<std::int32_t>(readfirstlane(buffer_load_b32(len_rsrc, 0u)));
-  const std::int64_t cap = static_cast<std::int64_t>(a.max_blocks_per_seq) << a.block_size_log2;
+  const uq::impl::RequestLength len =
+      uq::impl::request_length(raw, static_cast<std::int64_t>(a.max_blocks_per_seq) << a.block_size_log2);
   if (counting && lane == 0) {
-    if (raw < 0) atomic_add_u64(a.counters + kCounterNegativeSeqLens, 1ull);
-    if (raw > cap) atomic_add_u64(a.counters + kCounterLongSeqLens, 1ull);
+    if (len.negative) atomic_add_u64(a.counters + kCounterNegativeSeqLens, 1ull);
+    if (len.too_long) atomic_add_u64(a.counters + kCounterLongSeqLens, 1ull);
   }
-  return raw < 0 ? 0 : (raw > cap ? cap : raw);
+  return len.tokens;
 }
 
 }  // namespace decode_detail
@@ -267,9 +269,7 @@ UQ_DEVICE inline void decode_partition_kernel(const DecodeKernelArgs& a) {
 
   const std::int64_t seq_len = clamped_seq_len(a, b, h == 0 && p == 0, lane);
   // Tile-groups p, p + P, ... below the sequence's end, at most TGPP of them.
-  const std::int64_t tile_groups = (seq_len + kTileGroupTokens - 1) / kTileGroupTokens;
-  const std::int64_t owned = static_cast<std::int64_t>(p) < tile_groups ? (tile_groups - p + P - 1) / P : 0;
-  const std::int64_t trip = owned < a.tgpp ? owned : a.tgpp;
+  const std::int64_t trip = uq::impl::partition_trip<std::int64_t>(p, P, a.tgpp, uq::impl::decode_tile_groups(seq_len));
 
   const std::int64_t row0 = ((static_cast<std::int64_t>(b) * a.num_kv_heads + h) * P + p) * QG;
   if (trip == 0) {  // wave-uniform: no token, so no cache or table load; partition 0 reads q (spec §6)

@@ -7,6 +7,7 @@
 
 #include "gfx950/decode_args.hpp"
 #include "gfx950/launch_decode.hpp"
+#include "uq/core/decode_launch_checks.hpp"
 #include "uq/error.hpp"
 
 #include <cstdint>
@@ -150,20 +151,8 @@ inline ReduceKernelArgs make_reduce_kernel_args(const DecodeReduceLaunch& l) {
   const std::int64_t row = span_bytes(kHeadDim, l.out_stride_dim, 2);
   require(row < kMaxRange, fn, "out", "a row within 2^31 bytes", str(row));
   ReduceKernelArgs a{};
-  a.partial_out = l.partial_out;
-  a.partial_l = l.partial_l;
-  a.partial_m = l.partial_m;
-  a.out = l.out;
-  a.out_stride_seq = l.out_stride_seq;
-  a.out_stride_head = l.out_stride_head;
-  a.out_stride_dim = l.out_stride_dim;
+  static_cast<DecodeReduceLaunch&>(a) = l;
   a.out_row_bytes = static_cast<std::uint32_t>(row);
-  a.lse = l.lse;
-  a.lse_stride_seq = l.lse_stride_seq;
-  a.lse_stride_head = l.lse_stride_head;
-  a.num_kv_heads = l.num_kv_heads;
-  a.qg = l.qg;
-  a.partitions = l.partitions;
   return a;
 }
 

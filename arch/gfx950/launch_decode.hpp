@@ -2,13 +2,13 @@
 // the decode dispatch calls (through tuned_path.hpp) for Path::Gfx950 on a Kokkos HIP execution space. They
 // are defined in decode.hip and reduce.hip (library uq_gfx950) and launch on `stream`, the
 // execution space's hipStream_t passed as void*. The launch descriptions and their
-// construction from views are shared with the other tuned paths (uq/impl/decode_launch.hpp).
+// construction from views are shared with the other tuned paths (uq/core/decode_launch.hpp).
 // Each launcher throws uq::Error for arguments the kernels cannot address (naming the
 // argument) and when the HIP launch itself fails. decode_emulated.hpp has the same two
 // functions for the CPU emulator.
 #pragma once
 
-#include "uq/impl/decode_launch.hpp"
+#include "uq/core/decode_launch.hpp"
 
 namespace uq::gfx950 {
 

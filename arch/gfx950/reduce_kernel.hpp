@@ -9,7 +9,7 @@
 //         written and is never read), S = sum_p w_p
 //   out = bf16(sum_p w_p partial_p / S), 0 when S = 0; lse = M + log S (-inf when S = 0),
 //         written by the workgroups of chunk 0 when asked for
-//   a NaN l_p (a non-finite query, src/uq/impl/decode_launch.hpp) makes out NaN and lse NaN
+//   a NaN l_p (a non-finite query, src/uq/core/decode_launch.hpp) makes out NaN and lse NaN
 //
 // Pass 1: the lanes take the partitions p = lane, lane + 64, ... and combine M with xor
 // shuffles. Pass 2, per round of 256 partitions: each lane computes the weights of 4 of

@@ -3,6 +3,7 @@
 // kernels only read them.
 #pragma once
 
+#include "uq/core/decode_launch.hpp"
 #include "uq/core/ultraquant_format.hpp"
 
 #include <cstdint>
@@ -112,46 +113,14 @@ constexpr std::uint32_t kQVector = 64u;      // q rows are dense and 16-byte ali
 // the partitions p = r, r + ctas_per_bh, ... < P of (b, h) (decode_grid.hpp chooses
 // ctas_per_bh). Partition p writes the QG partial rows ((b * num_kv_heads + h) * P + p) * QG + r
 // of partial_out (bf16, 256 per row), partial_l and partial_m (or, with kWriteOut, out and lse).
-struct DecodeKernelArgs {
-  std::uint16_t* partial_out;
-  float* partial_l;
-  float* partial_m;
-  unsigned long long* counters;
-
-  const std::uint16_t* q;  // bf16; element (b, hq, d) at b*q_stride_seq + hq*q_stride_head + d*q_stride_dim
-  std::int64_t q_stride_seq;
-  std::int64_t q_stride_head;
-  std::int64_t q_stride_dim;
-
-  const std::uint8_t* cache;  // [num_blocks][block_size][num_kv_heads][slot_bytes]
-  std::int64_t num_blocks;
-  std::int64_t block_stride;  // bytes between blocks
-  std::int64_t pos_stride;    // bytes between positions = num_kv_heads * slot_bytes
-  std::int32_t slot_bytes;
-  std::int32_t block_size;
+// The launch description (uq/core/decode_launch.hpp) is the base: the kernel reads its fields
+// (pointers, element strides, extents; block_stride made valid for a single block, lse only with
+// kWriteOut) and this struct adds only what sm90 derives from them.
+struct DecodeKernelArgs : uq::impl::DecodePartitionsLaunch {
+  std::int64_t pos_stride;   // bytes between positions = num_kv_heads * slot_bytes
   std::int32_t block_shift;  // log2(block_size) (a power of two)
-
-  const std::int32_t* block_tables;  // entry (b, j) at b*table_stride_seq + j*table_stride_block
-  std::int64_t table_stride_seq;
-  std::int64_t table_stride_block;
-  const std::int32_t* seq_lens;  // entry b at b*seq_lens_stride
-  std::int64_t seq_lens_stride;
-
-  std::uint16_t* out;  // kWriteOut: bf16 (b, hq, d) at b*out_stride_seq + hq*out_stride_head + d*out_stride_dim
-  std::int64_t out_stride_seq;
-  std::int64_t out_stride_head;
-  std::int64_t out_stride_dim;
-  float* lse;  // kWriteOut and wanted: (b, hq) at b*lse_stride_seq + hq*lse_stride_head; else nullptr
-  std::int64_t lse_stride_seq;
-  std::int64_t lse_stride_head;
-
-  std::int32_t max_blocks_per_seq;
-  std::int32_t num_seqs;
-  std::int32_t num_kv_heads;
-  std::int32_t partitions;  // P
-  std::int32_t tgpp;        // tile-groups per partition
   std::int32_t ctas_per_bh;  // CTAs per (sequence, KV head), 1..P
-  float score_scale;        // softmax scale x 2^6 (the K operand holds FP4 x 2^-6) x log2(e)
+  float score_scale;         // softmax scale x 2^6 (the K operand holds FP4 x 2^-6) x log2(e)
   std::uint32_t flags;
 };
 
@@ -163,20 +132,7 @@ constexpr int kReduceDimLanes = kReduceChunk / 8;       // 4 threads x 8 dims (1
 constexpr int kReduceGroups = kReduceThreads / kReduceDimLanes;  // 64 partition groups
 constexpr int kReduceBatch = 8;  // partitions per thread per pass (loaded before any is used)
 
-struct ReduceKernelArgs {
-  const std::uint16_t* partial_out;
-  const float* partial_l;
-  const float* partial_m;
-  std::uint16_t* out;  // bf16; element (b, hq, d) at b*out_stride_seq + hq*out_stride_head + d*out_stride_dim
-  std::int64_t out_stride_seq;
-  std::int64_t out_stride_head;
-  std::int64_t out_stride_dim;
-  float* lse;  // nullptr: not wanted
-  std::int64_t lse_stride_seq;
-  std::int64_t lse_stride_head;
-  std::int32_t num_kv_heads;
-  std::int32_t qg;
-  std::int32_t partitions;
-};
+// The reducer reads its launch description as it is (uq/core/decode_launch.hpp).
+using ReduceKernelArgs = uq::impl::DecodeReduceLaunch;
 
 }  // namespace uq::sm90

@@ -8,6 +8,7 @@
 
 #include "sm90/decode_args.hpp"
 #include "sm90/ptx.cuh"
+#include "uq/core/sequence_rules.hpp"
 
 #include <cstdint>
 
@@ -40,18 +41,13 @@ __device__ __forceinline__ SeqView locate_seq(const DecodeKernelArgs& a, unsigne
   s.bh = bh;
   s.b = static_cast<int>(bh / hk);
   s.h = static_cast<int>(bh - static_cast<unsigned>(s.b) * hk);
-  std::int64_t L = a.seq_lens[s.b * a.seq_lens_stride];
-  const std::int64_t cap = static_cast<std::int64_t>(a.max_blocks_per_seq) * a.block_size;
+  const uq::impl::RequestLength len = uq::impl::request_length(
+      a.seq_lens[s.b * a.seq_lens_stride], static_cast<std::int64_t>(a.max_blocks_per_seq) * a.block_size);
   counts = counts && threadIdx.x == 0 && s.h == 0;
-  if (L < 0) {
-    if (counts) atomicAdd(&a.counters[kCounterNegativeSeqLens], 1ull);
-    L = 0;
-  } else if (L > cap) {
-    if (counts) atomicAdd(&a.counters[kCounterLongSeqLens], 1ull);
-    L = cap;
-  }
-  s.L = static_cast<int>(L);
-  const int total_tg = (s.L + kTileGroupTokens - 1) >> 8;
+  if (counts && len.negative) atomicAdd(&a.counters[kCounterNegativeSeqLens], 1ull);
+  if (counts && len.too_long) atomicAdd(&a.counters[kCounterLongSeqLens], 1ull);
+  s.L = static_cast<int>(len.tokens);
+  const int total_tg = static_cast<int>(uq::impl::decode_tile_groups(static_cast<unsigned>(s.L)));
   s.filled = total_tg < a.partitions ? total_tg : a.partitions;
   return s;
 }
@@ -64,11 +60,11 @@ __device__ __forceinline__ Partition partition_of(const DecodeKernelArgs& a, con
   w.p = p;
   w.L = s.L;
   w.row0 = (static_cast<std::int64_t>(s.bh) * static_cast<unsigned>(a.partitions) + p) * qg;
-  const int total_tg = (s.L + kTileGroupTokens - 1) >> 8;
+  const unsigned total_tg = uq::impl::decode_tile_groups(static_cast<unsigned>(s.L));
+  const int trip = static_cast<int>(uq::impl::partition_trip<unsigned>(
+      static_cast<unsigned>(p), static_cast<unsigned>(a.partitions), static_cast<unsigned>(a.tgpp), total_tg));
   w.n_tiles = 0;
-  if (p < total_tg) {
-    const int later = static_cast<int>(static_cast<unsigned>(total_tg - p + a.partitions - 1) / static_cast<unsigned>(a.partitions));
-    const int trip = later < a.tgpp ? later : a.tgpp;
+  if (trip > 0) {
     const int last_tg = p + (trip - 1) * a.partitions;
     const int rest = s.L - last_tg * kTileGroupTokens;  // > 0
     const int last_tiles = (rest + kTileTokens - 1) >> 6;

@@ -4,6 +4,7 @@
 
 #include "sm90/decode_args.hpp"
 #include "sm90/launch_decode.hpp"
+#include "uq/core/decode_launch_checks.hpp"
 #include "uq/error.hpp"
 
 #include <cstdint>
@@ -46,32 +47,11 @@ inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l)
   const std::int64_t block_bytes = pos_stride * l.block_size;
 
   DecodeKernelArgs a{};
-  a.partial_out = l.partial_out;
-  a.partial_l = l.partial_l;
-  a.partial_m = l.partial_m;
-  a.counters = l.counters;
-  a.q = l.q;
-  a.q_stride_seq = l.q_stride_seq;
-  a.q_stride_head = l.q_stride_head;
-  a.q_stride_dim = l.q_stride_dim;
-  a.cache = l.cache;
-  a.num_blocks = l.num_blocks;
+  static_cast<DecodePartitionsLaunch&>(a) = l;
   a.block_stride = l.num_blocks > 1 ? l.block_stride : block_bytes;
   a.pos_stride = pos_stride;
-  a.slot_bytes = l.slot_bytes;
-  a.block_size = l.block_size;
   a.block_shift = 0;
   while ((1 << a.block_shift) < l.block_size) ++a.block_shift;
-  a.block_tables = l.block_tables;
-  a.table_stride_seq = l.table_stride_seq;
-  a.table_stride_block = l.table_stride_block;
-  a.seq_lens = l.seq_lens;
-  a.seq_lens_stride = l.seq_lens_stride;
-  a.max_blocks_per_seq = l.max_blocks_per_seq;
-  a.num_seqs = l.num_seqs;
-  a.num_kv_heads = l.num_kv_heads;
-  a.partitions = l.partitions;
-  a.tgpp = l.tgpp;
   // The K operand holds FP4 x 2^-6 (fp4_convert.cuh): dot = 2^6 x the wgmma sum, exactly; the
   // kernel's softmax runs in base 2, so log2(e) joins the same multiplier (one rounding).
   a.score_scale = static_cast<float>(static_cast<double>(l.scale) * 64.0 * 1.4426950408889634);
@@ -82,23 +62,10 @@ inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l)
   // P = 1 with out given: the kernel writes out (and lse) itself and no reducer runs. P = 1
   // without out (a caller that runs the reducer anyway) gets partials, as for P > 1.
   const bool write_out = l.partitions == 1 && l.out != nullptr;
-  if (write_out) {
-    require(l.out_stride_seq >= 0 && l.out_stride_head >= 0 && l.out_stride_dim >= 1, fn, "out strides",
-            "non-negative (dim stride >= 1)",
-            str(l.out_stride_seq) + ", " + str(l.out_stride_head) + ", " + str(l.out_stride_dim));
-    require(l.lse == nullptr || (l.lse_stride_seq >= 0 && l.lse_stride_head >= 0), fn, "lse strides", "non-negative",
-            str(l.lse_stride_seq) + ", " + str(l.lse_stride_head));
-  } else {
+  if (!write_out) {  // (out and lse strides: the common checks)
     require(reinterpret_cast<std::uintptr_t>(l.partial_out) % 8 == 0, fn, "partial_out", "an 8-byte aligned buffer",
             "address % 8 = " + str(static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(l.partial_out) % 8)));
   }
-  a.out = l.out;
-  a.out_stride_seq = l.out_stride_seq;
-  a.out_stride_head = l.out_stride_head;
-  a.out_stride_dim = l.out_stride_dim;
-  a.lse = write_out ? l.lse : nullptr;
-  a.lse_stride_seq = l.lse_stride_seq;
-  a.lse_stride_head = l.lse_stride_head;
   const bool out_vector = write_out && l.out_stride_dim == 1 && reinterpret_cast<std::uintptr_t>(l.out) % 8 == 0 &&
                           l.out_stride_seq % 4 == 0 && l.out_stride_head % 4 == 0;
   const bool q_vector = l.q_stride_dim == 1 && reinterpret_cast<std::uintptr_t>(l.q) % 16 == 0 && l.q_stride_seq % 8 == 0 &&
@@ -113,29 +80,13 @@ inline ReduceKernelArgs make_reduce_kernel_args(const DecodeReduceLaunch& l) {
   using namespace launch_detail;
   constexpr const char* fn = "uq::sm90::launch_decode_reduce";
   uq::impl::check_decode_reduce_launch(fn, l);
-  // the plan's limit (uq::kMaxPartitions); the reducer itself has none
-  require(l.partitions <= 4096, fn, "partitions", "1..4096", str(l.partitions));
-  require(l.lse == nullptr || (l.lse_stride_seq >= 0 && l.lse_stride_head >= 0), fn, "lse strides", "non-negative",
-          str(l.lse_stride_seq) + ", " + str(l.lse_stride_head));
+  // the plan's limit; the reducer itself has none (lse strides: the common checks)
+  require(l.partitions <= uq::kMaxPartitions, fn, "partitions", "1.." + str(uq::kMaxPartitions), str(l.partitions));
   require(decode_reduce_blocks(l) <= kMaxGrid, fn, "num_seqs * num_kv_heads * qg * 8", "<= 2^31 - 1",
           str(decode_reduce_blocks(l)));
   require(reinterpret_cast<std::uintptr_t>(l.partial_out) % 16 == 0, fn, "partial_out", "a 16-byte aligned buffer",
           "address % 16 = " + str(static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(l.partial_out) % 16)));
-  ReduceKernelArgs a{};
-  a.partial_out = l.partial_out;
-  a.partial_l = l.partial_l;
-  a.partial_m = l.partial_m;
-  a.out = l.out;
-  a.out_stride_seq = l.out_stride_seq;
-  a.out_stride_head = l.out_stride_head;
-  a.out_stride_dim = l.out_stride_dim;
-  a.lse = l.lse;
-  a.lse_stride_seq = l.lse_stride_seq;
-  a.lse_stride_head = l.lse_stride_head;
-  a.num_kv_heads = l.num_kv_heads;
-  a.qg = l.qg;
-  a.partitions = l.partitions;
-  return a;
+  return l;
 }
 
 }  // namespace uq::sm90

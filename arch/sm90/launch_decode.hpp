@@ -2,13 +2,13 @@
 // what the decode dispatch calls (through tuned_path.hpp) for Path::Sm90 on a Kokkos CUDA execution space.
 // They are defined in decode.cu and reduce.cu (library uq_sm90) and launch on `stream`, the
 // execution space's cudaStream_t passed as void*. The launch descriptions and their
-// construction from views are shared with the other tuned paths (uq/impl/decode_launch.hpp).
+// construction from views are shared with the other tuned paths (uq/core/decode_launch.hpp).
 // Each launcher throws uq::Error for arguments the kernels cannot address (naming the
 // argument) and when the CUDA launch itself fails. Nothing is allocated and nothing
 // synchronises, so both launches can be captured in a CUDA graph.
 #pragma once
 
-#include "uq/impl/decode_launch.hpp"
+#include "uq/core/decode_launch.hpp"
 
 namespace uq::sm90 {
 

@@ -7,7 +7,7 @@
 // loads cannot be optimised away.
 #pragma once
 
-#include "uq/impl/decode_launch.hpp"
+#include "uq/core/decode_launch.hpp"
 
 namespace uq::sm90 {
 

@@ -4,6 +4,7 @@
 // token, consecutive threads on consecutive pieces, 8 independent loads in flight per thread
 // before any is used. 32-bit index arithmetic (no 64-bit division).
 #include "sm90/launch_sol.hpp"
+#include "uq/core/decode_launch_checks.hpp"
 #include "uq/error.hpp"
 
 #include <cuda_runtime.h>

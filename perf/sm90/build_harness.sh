@@ -8,10 +8,12 @@ OUT="${1:-$ROOT/build/harness}"
 OLD_COMMIT=023c211
 NVCC="${NVCC:-nvcc}"
 FLAGS=(-std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Xptxas -v)
-mkdir -p "$OUT/old/sm90"
+mkdir -p "$OUT/old/sm90" "$OUT/old/uq/impl"
 for f in $(git -C "$ROOT" ls-tree --name-only "$OLD_COMMIT" arch/sm90/); do
   git -C "$ROOT" show "$OLD_COMMIT:$f" > "$OUT/old/sm90/$(basename "$f")"
 done
+# The old kernels include the launch description from its old place (now src/uq/core).
+git -C "$ROOT" show "$OLD_COMMIT:src/uq/impl/decode_launch.hpp" > "$OUT/old/uq/impl/decode_launch.hpp"
 objs=()
 for u in decode reduce; do
   "$NVCC" "${FLAGS[@]}" -Duq=uqold -I"$OUT/old" -I"$ROOT/src" -c "$OUT/old/sm90/$u.cu" -o "$OUT/old_$u.o" 2> "$OUT/old_$u.log"

@@ -1,7 +1,7 @@
 // The gfx950 UltraQuant decode kernels (arch/gfx950/decode_kernel.hpp, reduce_kernel.hpp) run
 // in the wavefront emulator from the same source that decode.hip / reduce.hip compile for
 // gfx950, through the emulator's launchers (decode_emulated.hpp) and the same views ->
-// launch conversion as the HIP dispatch (uq/impl/decode_launch.hpp). Each case is checked twice:
+// launch conversion as the HIP dispatch (uq/core/decode_launch.hpp). Each case is checked twice:
 //
 //  1. against the float64 reference with the tolerance of tests/support/decode_case.hpp,
 //     derived there for any implementation of the spec's numerics;
@@ -142,7 +142,7 @@ CacheStrided relayout_cache(const Cache& cache, const Tables& tables, const Lens
 }
 
 // ---------------------------------------------------------------- the emulated path
-// The views are copied to host arrays, converted by uq/impl/decode_launch.hpp exactly as
+// The views are copied to host arrays, converted by uq/core/decode_launch.hpp exactly as
 // decode_dispatch.hpp does for HIP, and run by the emulator's launchers; the result lands in out
 // and lse.
 template <class Q, class Cache, class Tables, class Lens, class Out>

@@ -1,7 +1,7 @@
 // The gfx950 NVFP4 index scorer (arch/gfx950/score_kernel.hpp) run in the wavefront emulator
 // from the same source that score.hip compiles for gfx950, through the emulator's launcher
 // (score_emulated.hpp) and the same views -> launch conversion as the HIP dispatch
-// (uq/impl/score_launch.hpp). Every case is checked three ways:
+// (uq/core/score_launch.hpp). Every case is checked three ways:
 //
 //  1. against the float64 reference (reference/, uqref::nv_score) with the spec's
 //     tolerance (compare_scores in tests/test_index_common.hpp: sentinels, -inf and

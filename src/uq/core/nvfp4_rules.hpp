@@ -1,36 +1,17 @@
 // The per-row rules of the NVFP4 scorer and the block selection (spec nvfp4-index.md §4-§5):
-// request length after masking bad values, what each query row may see, and which of a row's
+// the request's table capacity (the length rule is core/sequence_rules.hpp), what each query row may see, and which of a row's
 // blocks get a sentinel instead of a computed score. Pure integer functions, Kokkos-free, so
 // the generic scorer, the selection and every tuned kernel share one definition.
 #pragma once
 
 #include "uq/core/host_device.hpp"
 #include "uq/core/nvfp4_format.hpp"
+#include "uq/core/sequence_rules.hpp"
 
 #include <cstdint>
 
 namespace uq {
 namespace impl {
-
-// What a request's seq_len means after the bad-data rules: negative counts as 0, more
-// than the block table holds is clamped (both are counted by the caller).
-struct RequestLength {
-  std::int64_t tokens;  // L
-  bool negative;        // seq_len < 0
-  bool too_long;        // seq_len > capacity
-};
-
-UQ_CORE_FN RequestLength request_length(std::int64_t seq_len, std::int64_t capacity_tokens) {
-  RequestLength r{seq_len, false, false};
-  if (seq_len < 0) {
-    r.tokens = 0;
-    r.negative = true;
-  } else if (seq_len > capacity_tokens) {
-    r.tokens = capacity_tokens;
-    r.too_long = true;
-  }
-  return r;
-}
 
 // The one clamp of the scorer and the selection: a request holds at most max_blocks * 128
 // tokens, max_blocks being the width of the block table given to the scorer. Selection

@@ -6,7 +6,7 @@
 #include "uq/backend.hpp"
 #include "uq/error.hpp"
 #include "uq/impl/decode_generic.hpp"
-#include "uq/impl/decode_launch.hpp"
+#include "uq/core/decode_launch.hpp"
 #include "uq/impl/device_info.hpp"
 #include "uq/impl/reduce_generic.hpp"
 #include "uq/impl/tuned_path.hpp"

@@ -24,6 +24,7 @@
 // the team writes out (and lse) itself instead of partial rows.
 #pragma once
 
+#include "uq/core/sequence_rules.hpp"
 #include "uq/error.hpp"
 #include "uq/impl/math.hpp"
 #include "uq/impl/status_counters.hpp"
@@ -183,16 +184,11 @@ struct DecodePartitionsGeneric {
 
   // Sequence length as the kernel uses it (spec §6), counted once per sequence.
   KOKKOS_INLINE_FUNCTION std::int64_t clamped_len(int b, bool counting) const {
-    std::int64_t L = static_cast<std::int64_t>(seq_lens(b));
-    const std::int64_t cap = static_cast<std::int64_t>(max_blocks_per_seq) * cache.block_size;
-    if (L < 0) {
-      if (counting) count(counts, Counter::negative_seq_lens);
-      L = 0;
-    } else if (L > cap) {
-      if (counting) count(counts, Counter::long_seq_lens);
-      L = cap;
-    }
-    return L;
+    const RequestLength r = request_length(static_cast<std::int64_t>(seq_lens(b)),
+                                           static_cast<std::int64_t>(max_blocks_per_seq) * cache.block_size);
+    if (counting && r.negative) count(counts, Counter::negative_seq_lens);
+    if (counting && r.too_long) count(counts, Counter::long_seq_lens);
+    return r.tokens;
   }
 
   // Bit r set: query row r of KV head h holds a NaN or an infinity. Reads q only.
@@ -264,9 +260,7 @@ struct DecodePartitionsGeneric {
     std::int64_t L = 0;
     Kokkos::single(
         Kokkos::PerTeam(team), [&](std::int64_t& len) { len = clamped_len(b, h == 0 && p == 0); }, L);
-    const std::int64_t total_tg = (L + kTileGroupTokens - 1) / kTileGroupTokens;
-    const int trip =
-        p >= total_tg ? 0 : static_cast<int>(min_i64(tgpp, (total_tg - p + partitions - 1) / partitions));
+    const int trip = static_cast<int>(partition_trip<std::int64_t>(p, partitions, tgpp, decode_tile_groups(L)));
     if (trip == 0) {  // no token: l = 0, m = -inf only (partition 0 also looks at q, spec §6)
       const int bad = p == 0 ? nonfinite_rows(team, b, h) : 0;
       count_nonfinite(team, p, bad);

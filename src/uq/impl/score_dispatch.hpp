@@ -7,7 +7,7 @@
 #include "uq/backend.hpp"
 #include "uq/impl/device_info.hpp"
 #include "uq/impl/score_generic.hpp"
-#include "uq/impl/score_launch.hpp"
+#include "uq/core/score_launch.hpp"
 #include "uq/impl/tuned_path.hpp"
 
 #include <Kokkos_Core.hpp>

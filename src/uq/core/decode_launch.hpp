@@ -1,6 +1,7 @@
 // The plain-C++ description of a decode launch (partition kernel, reducer) that every tuned
-// path's launcher takes (arch/gfx950, arch/sm90, the gfx950 emulator), its construction from
-// the Kokkos views and the plan's internals, and the checks every path needs. No Kokkos, HIP
+// path's launcher takes (arch/gfx950, arch/sm90, the gfx950 emulator) and its construction from
+// the Kokkos views and the plan's internals; the checks every path needs are
+// core/decode_launch_checks.hpp. Only <cstdint>, so kernel argument structs can embed these. No Kokkos, HIP
 // or CUDA types: pointers are device pointers, strides are in elements, `stream` is the
 // execution space's native stream as void*. The conversion is duck-typed on uq's internal
 // structs (CacheAddressing, DecodePartials, DecodeParams) so that the arch libraries need not
@@ -8,10 +9,8 @@
 #pragma once
 
 #include "uq/core/ultraquant_format.hpp"
-#include "uq/error.hpp"
 
 #include <cstdint>
-#include <string>
 
 namespace uq {
 namespace impl {
@@ -183,58 +182,6 @@ DecodeReduceLaunch decode_reduce_launch(const Partials& partials, const Out& out
   l.qg = params.qg;
   l.partitions = params.partitions;
   return l;
-}
-
-// What every tuned decode kernel requires of a launch, checked by each path's launcher before
-// its own limits (grid dimensions, buffer byte ranges, alignment). `fn` is the launcher's name
-// for the uq::Error.
-inline void check_decode_partitions_launch(const char* fn, const DecodePartitionsLaunch& l) {
-  require(l.num_seqs >= 0, fn, "num_seqs", ">= 0", str(l.num_seqs));
-  require(is_decode_qg(l.qg), fn, "qg", "6, 8 or 16", str(l.qg));
-  require(is_decode_block_size(l.block_size), fn, "block_size", "16, 32, 64, 128 or 256", str(l.block_size));
-  require(l.num_kv_heads >= 1, fn, "num_kv_heads", ">= 1", str(l.num_kv_heads));
-  require(l.partitions >= 1, fn, "partitions", ">= 1", str(l.partitions));
-  require(l.tgpp >= 1, fn, "tgpp", ">= 1", str(l.tgpp));
-  require(l.max_blocks_per_seq >= 0, fn, "max_blocks_per_seq", ">= 0", str(l.max_blocks_per_seq));
-  const std::int64_t window = static_cast<std::int64_t>(l.max_blocks_per_seq) * l.block_size;
-  require(static_cast<std::int64_t>(l.partitions) * l.tgpp * kTileGroupTokens >= window, fn, "partitions * tgpp",
-          "* 256 >= max_blocks_per_seq * block_size = " + str(window), str(l.partitions) + " * " + str(l.tgpp));
-  require(l.slot_bytes >= ultraquant::kSlotContent && l.slot_bytes % 4 == 0, fn, "slot_bytes", ">= 272 and a multiple of 4",
-          str(l.slot_bytes));
-  require(l.num_blocks >= 0, fn, "num_blocks", ">= 0", str(l.num_blocks));
-  const std::int64_t block_bytes = static_cast<std::int64_t>(l.num_kv_heads) * l.slot_bytes * l.block_size;
-  require(l.num_blocks <= 1 || l.block_stride >= block_bytes, fn, "block_stride",
-          ">= block_size * num_kv_heads * slot_bytes = " + str(block_bytes), str(l.block_stride));
-  require(l.q_stride_seq >= 0 && l.q_stride_head >= 0 && l.q_stride_dim >= 1, fn, "q strides",
-          "non-negative (dim stride >= 1)",
-          str(l.q_stride_seq) + ", " + str(l.q_stride_head) + ", " + str(l.q_stride_dim));
-  require(l.table_stride_seq >= 0 && l.table_stride_block >= 1, fn, "block_tables strides",
-          "non-negative (block stride >= 1)", str(l.table_stride_seq) + ", " + str(l.table_stride_block));
-  require(l.seq_lens_stride >= 0, fn, "seq_lens stride", ">= 0", str(l.seq_lens_stride));
-  require(l.out == nullptr || l.partitions == 1, fn, "out", "set only with partitions == 1 (no reducer)",
-          "set with partitions = " + str(l.partitions));
-  require(l.lse == nullptr || l.out != nullptr, fn, "lse", "set only with out (partitions == 1)",
-          "lse without out");
-  if (l.out != nullptr)
-    require(l.out_stride_seq >= 0 && l.out_stride_head >= 0 && l.out_stride_dim >= 1, fn, "out strides",
-            "non-negative (dim stride >= 1)",
-            str(l.out_stride_seq) + ", " + str(l.out_stride_head) + ", " + str(l.out_stride_dim));
-  if (l.lse != nullptr)
-    require(l.lse_stride_seq >= 0 && l.lse_stride_head >= 0, fn, "lse strides", "non-negative",
-            str(l.lse_stride_seq) + ", " + str(l.lse_stride_head));
-}
-
-inline void check_decode_reduce_launch(const char* fn, const DecodeReduceLaunch& l) {
-  require(l.num_seqs >= 0, fn, "num_seqs", ">= 0", str(l.num_seqs));
-  require(is_decode_qg(l.qg), fn, "qg", "6, 8 or 16", str(l.qg));
-  require(l.num_kv_heads >= 1, fn, "num_kv_heads", ">= 1", str(l.num_kv_heads));
-  require(l.partitions >= 1, fn, "partitions", ">= 1", str(l.partitions));
-  require(l.out_stride_seq >= 0 && l.out_stride_head >= 0 && l.out_stride_dim >= 1, fn, "out strides",
-          "non-negative (dim stride >= 1)",
-          str(l.out_stride_seq) + ", " + str(l.out_stride_head) + ", " + str(l.out_stride_dim));
-  if (l.lse != nullptr)
-    require(l.lse_stride_seq >= 0 && l.lse_stride_head >= 0, fn, "lse strides", "non-negative",
-            str(l.lse_stride_seq) + ", " + str(l.lse_stride_head));
 }
 
 }  // namespace impl

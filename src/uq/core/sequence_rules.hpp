@@ -1,0 +1,52 @@
+// The rules about a sequence's tokens that every path of both operations shares (spec
+// ultraquant.md §5-§6, nvfp4-index.md §4): what a seq_len means after the bad-data rules, and
+// which tile-groups a decode partition owns. Pure integer functions, Kokkos-free
+// (core/host_device.hpp), so the generic kernels, the sm90 and gfx950 kernels and the emulator
+// share one definition.
+#pragma once
+
+#include "uq/core/host_device.hpp"
+#include "uq/core/ultraquant_format.hpp"
+
+#include <cstdint>
+
+namespace uq {
+namespace impl {
+
+// What a seq_len means after the bad-data rules: negative counts as 0, more than the block
+// table holds is clamped (both are counted once per sequence by the caller).
+struct RequestLength {
+  std::int64_t tokens;  // L
+  bool negative;        // seq_len < 0
+  bool too_long;        // seq_len > capacity
+};
+
+UQ_CORE_FN RequestLength request_length(std::int64_t seq_len, std::int64_t capacity_tokens) {
+  RequestLength r{seq_len, false, false};
+  if (seq_len < 0) {
+    r.tokens = 0;
+    r.negative = true;
+  } else if (seq_len > capacity_tokens) {
+    r.tokens = capacity_tokens;
+    r.too_long = true;
+  }
+  return r;
+}
+
+// The decode's partition map (spec ultraquant.md §5): a sequence of L tokens has
+// ceil(L / 256) tile-groups; partition p of P owns tile-groups p, p + P, p + 2P, ... below
+// that, at most tgpp of them. The integer type is the caller's: a kernel may compute in 32-bit
+// unsigned arithmetic (a 64-bit division by a run-time value is a long subroutine on GPUs).
+template <class I>
+UQ_CORE_FN constexpr I decode_tile_groups(I tokens) {
+  return (tokens + I(kTileGroupTokens) - I(1)) / I(kTileGroupTokens);
+}
+
+template <class I>
+UQ_CORE_FN constexpr I partition_trip(I p, I partitions, I tgpp, I tile_groups) {
+  const I owned = p < tile_groups ? (tile_groups - p + partitions - I(1)) / partitions : I(0);
+  return owned < tgpp ? owned : tgpp;
+}
+
+}  // namespace impl
+}  // namespace uq
