@@ -5,6 +5,7 @@
 #   perf/h200_suite.sh pack build/cuda .dev/h200      (-> .dev/h200/bin.tar.xz + the libraries)
 # and run on the device, in the repository root, with
 #   perf/h200_suite.sh run .dev/h200 "$OUT" [tests|bench|all]
+#   perf/h200_suite.sh ncu .dev/h200 "$OUT"        (ncu of the sm90 kernels, below)
 # (bench: the benchmarks only, each program limited to BENCH_SECONDS_<program> or BENCH_SECONDS
 # (default 150) seconds, filtered by BENCH_FILTER_<program> when set). Logs and benchmark JSON go to the output folder; the last
 # lines printed are the summary.
@@ -68,8 +69,33 @@ run() {  # pack_dir out_dir [tests|bench|all]
   done
 }
 
+# ncu (clock control off) of the sm90 decode partition kernel at the headline shape and at
+# 64 x 131k, and of the sm90 scorer at its two served shapes: the metrics PERF.md's tables use.
+ncu_profiles() {  # pack_dir out_dir
+  local pack="$1" out="$2" bin=/tmp/uq-h200
+  [ -x "$bin/perf/bench_decode" ] || { mkdir -p "$bin" && tar -C "$bin" -xJf "$pack/bin.tar.xz" || exit 1; }
+  export LD_LIBRARY_PATH="$PWD/$pack${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  local metrics="dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active"
+  metrics="$metrics,smsp__warps_eligible.avg.per_cycle_active,sm__warps_active.avg.pct_of_peak_sustained_active"
+  metrics="$metrics,regex:sm__inst_executed_pipe_(alu|fma|lsu|tensor_op_gmma|xu)\\.avg\\.pct_of_peak_sustained_active"
+  metrics="$metrics,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio,smsp__inst_executed.sum,gpu__time_duration.sum"
+  local spec prog kernel filter
+  for spec in "bench_decode:decode_partitions_kernel:^decode/B4/ctx75000/QG6/Hk1/BS64/" \
+              "bench_decode:decode_partitions_kernel:^decode/B64/ctx131072/QG6/Hk1/BS64/" \
+              "bench_score:score_kernel:^score/B32/ctx131072/QL4/H1/" \
+              "bench_score:score_kernel:^score/B32/ctx131072/QL8/H4/"; do
+    IFS=: read -r prog kernel filter <<<"$spec"
+    echo "=== $prog $filter ($kernel)" >>"$out/ncu.txt"
+    timeout 120 ncu --clock-control none -k "regex:$kernel" --launch-skip 4 --launch-count 1 --metrics "$metrics" \
+      "$bin/perf/$prog" --benchmark_filter="$filter" --benchmark_min_time=0.01 >>"$out/ncu.txt" 2>&1 \
+      || echo "ncu $prog $filter: exit $?"
+  done
+  grep -E "^===|dram__throughput|issue_active|warps_eligible|gpu__time_duration" "$out/ncu.txt"
+}
+
 case "${1:-}" in
   pack) shift; pack "$@" ;;
   run) shift; run "$@" ;;
+  ncu) shift; ncu_profiles "$@" ;;
   *) echo "usage: $0 pack BUILD_DIR DEST | run PACK_DIR OUT_DIR" >&2; exit 2 ;;
 esac
