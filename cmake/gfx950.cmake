@@ -44,6 +44,7 @@ cmake_policy(VERSION 3.16...3.25)
 
 # ============================================================== script mode: the checker
 if(CMAKE_SCRIPT_MODE_FILE AND DEFINED UQ_GFX950_CHECK)
+  include("${CMAKE_CURRENT_LIST_DIR}/uqText.cmake")
   include("${UQ_GFX950_CHECK}")  # sets OBJECT OBJDUMP READELF KERNEL REQUIRE FORBID ...
   if(DEFINED UQ_GFX950_LINKED)
     # The same settings, read from the code object that holds KERNEL in a linked program.
@@ -77,10 +78,7 @@ if(CMAKE_SCRIPT_MODE_FILE AND DEFINED UQ_GFX950_CHECK)
     message(FATAL_ERROR "gfx950 ISA check: ${OBJDUMP} failed on ${OBJECT}: ${_err}")
   endif()
   # Make the text safe as a CMake list: no ';', no brackets.
-  string(REPLACE ";" "," _dis "${_dis}")
-  string(REPLACE "[" "(" _dis "${_dis}")
-  string(REPLACE "]" ")" _dis "${_dis}")
-  string(REPLACE "\n" ";" _lines "${_dis}")
+  uq_text_lines(_lines "${_dis}")
   set(_in_kernel FALSE)
   set(_kernels_seen "")
   set(_insns "")
@@ -148,10 +146,7 @@ if(CMAKE_SCRIPT_MODE_FILE AND DEFINED UQ_GFX950_CHECK)
   if(NOT _rc EQUAL 0)
     message(FATAL_ERROR "gfx950 ISA check: ${READELF} failed on ${OBJECT}: ${_err}")
   endif()
-  string(REPLACE ";" "," _notes "${_notes}")
-  string(REPLACE "[" "(" _notes "${_notes}")
-  string(REPLACE "]" ")" _notes "${_notes}")
-  string(REPLACE "\n" ";" _note_lines "${_notes}")
+  uq_text_lines(_note_lines "${_notes}")
   # One record per kernel: "  - .key: value" starts it, "    .key: value" continues it.
   set(_records "")
   set(_record "")

@@ -19,6 +19,7 @@ cmake_policy(PUSH)
 cmake_policy(VERSION 3.16...3.25)
 
 if(CMAKE_SCRIPT_MODE_FILE AND DEFINED UQ_GFX950_DISPATCH)
+  include("${CMAKE_CURRENT_LIST_DIR}/uqText.cmake")
   include("${UQ_GFX950_DISPATCH}")
   # Only function headers and calls into uq::gfx950, to keep the text small.
   execute_process(COMMAND "${OBJDUMP}" -d -C --no-show-raw-insn "${PROGRAM}"
@@ -28,10 +29,7 @@ if(CMAKE_SCRIPT_MODE_FILE AND DEFINED UQ_GFX950_DISPATCH)
   if(NOT _objdump_rc EQUAL 0)
     message(FATAL_ERROR "gfx950 dispatch check: ${OBJDUMP} failed on ${PROGRAM}")
   endif()
-  string(REPLACE ";" "," _dis "${_dis}")
-  string(REPLACE "[" "(" _dis "${_dis}")
-  string(REPLACE "]" ")" _dis "${_dis}")
-  string(REPLACE "\n" ";" _lines "${_dis}")
+  uq_text_lines(_lines "${_dis}")
   # "caller|launcher" for every call into uq::gfx950
   set(_calls "")
   set(_function "")
