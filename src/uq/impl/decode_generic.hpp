@@ -120,8 +120,10 @@ struct DecodePartitionsGeneric {
   static constexpr int kTilesPerChunk = kChunk / kTile;
   static constexpr int kSlot = ultraquant::kSlotContent;  // 272 bytes used of each slot
   static constexpr int kGroups = kHeadDim / ultraquant::kGroup;  // 8 scale groups per K or V row
-  // QK: a token's 8 groups over kSplits threads, kSplits * kChunk = 256 work items (QG 16: 128).
-  static constexpr int kSplits = kHeadDim / kChunk < kGroups ? kHeadDim / kChunk : kGroups;
+  // QK: a token's 8 groups over kSplits threads, kSplits * kChunk = 256 work items (QG 16: 64,
+  // 4 splits: with 8 the partial sums would leave QG 16's scratch 16 bytes over the 48 KiB a
+  // block may hold, and the launch fails without an error in Kokkos' release builds).
+  static constexpr int kSplits = QG > 8 ? 4 : (kHeadDim / kChunk < kGroups ? kHeadDim / kChunk : kGroups);
   static constexpr int kGroupsPerSplit = kGroups / kSplits;
   // P.V: a thread owns kPvDims consecutive dimensions of every row for the tokens of one of
   // kPvSets token sets (token t of a tile goes to set t % kPvSets): all 256 threads busy, each
@@ -147,8 +149,10 @@ struct DecodePartitionsGeneric {
   static constexpr int kTileInfoOff = kQ8Off + QG * kHeadDim * 4;             // int64 [kTilesPerGroup][2]
   static constexpr int kScratchBytes = kTileInfoOff + kTilesPerGroup * 16 + 16;
   // Kokkos' CUDA backend takes 8 * (team size + 2) bytes of the block's 48 KiB before the team's
-  // scratch (its team-reduction space): QG 16 leaves 32 bytes.
-  static constexpr int kBackendReserveBytes = 8 * (kHeadDim + 2);
+  // scratch (its team-reduction space), and its kernels hold 48 bytes of static shared memory
+  // (ptxas -v of this kernel, Kokkos 3.4); a block over 48 KiB is not launched, and Kokkos'
+  // release builds do not check the launch. 512 bytes of margin for other Kokkos versions.
+  static constexpr int kBackendReserveBytes = 8 * (kHeadDim + 2) + 48 + 512;
   static_assert(kScratchBytes + kBackendReserveBytes <= 48 * 1024, "decode scratch must fit the default 48 KiB");
   static_assert(kPvSets * kPvThreads == kHeadDim && kTile % kPvSets == 0, "P.V sets tile a tile");
   static_assert(kPOff % 16 == 0, "p is read as 16-byte vectors");
