@@ -5,6 +5,7 @@
 
 #include "gfx950/isa.hpp"
 #include "gfx950/score_args.hpp"
+#include "uq/core/nvfp4_rules.hpp"
 
 // Full unrolling of constant-trip loops (the tile and column-group arrays stay in registers).
 #define UQ_GFX950_SCORE_UNROLL _Pragma("GCC unroll 16")
@@ -39,16 +40,19 @@ UQ_DEVICE inline float neg_inf() { return -__builtin_inff(); }
 // maximum (a block whose visible dots are all NaN stays -inf).
 UQ_DEVICE inline float max_ignoring_nan(float run, float x) { return x > run ? x : run; }
 
-// Stored score of block b for query row r of a request of clamped length L (spec §4):
-// -inf past the row's visible blocks, then init (wins over local), local, else raw.
+// Stored score of block b for query row r of a request of clamped length L (spec §4, the
+// core's rules in 32-bit arithmetic): -inf past the row's visible blocks, then init (wins over
+// local), local, else raw.
 UQ_DEVICE inline float block_value(float raw, std::int32_t L, std::int32_t QL, std::int32_t r, std::int32_t b,
                                    std::int32_t init, std::int32_t local) {
-  const std::int32_t v = L - QL + r + 1;
-  const std::int32_t nb = ((v > 0 ? v : 0) + kBlockTokens - 1) / kBlockTokens;
-  if (b >= nb) return neg_inf();
-  if (b < init) return kInitScore;
-  if (b >= nb - local) return kLocalScore;
-  return raw;
+  using namespace uq::impl;
+  const std::int32_t nb = blocks_for_tokens_of<std::int32_t>(visible_tokens_of<std::int32_t>(L, QL, r));
+  switch (block_kind_of<std::int32_t>(b, nb, init, local)) {
+    case BlockKind::Invisible: return neg_inf();
+    case BlockKind::Init: return kInitScore;
+    case BlockKind::Local: return kLocalScore;
+    default: return raw;
+  }
 }
 
 // Score v of row i of the chunk (request i / R, column i % R) at unit position jpos: to the

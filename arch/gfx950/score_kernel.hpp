@@ -238,7 +238,7 @@ UQ_DEVICE inline void flush_unit(const Context& c, std::int32_t ub) {
     if (r >= a.query_len) continue;
     const std::uint32_t head = j & ((1u << a.heads_log2) - 1u);
     const std::int32_t len = lds_load<std::int32_t>(c.lengths_lds + 4u * rr);
-    const std::int32_t nb = (len + kBlockTokens - 1) / kBlockTokens;
+    const std::int32_t nb = uq::impl::blocks_for_tokens_of<std::int32_t>(len);
     const std::uint32_t row = (static_cast<std::uint32_t>(c.req0) + rr) * static_cast<std::uint32_t>(a.query_len) +
                               static_cast<std::uint32_t>(r);
     for (std::int32_t e = 0; e < 4; ++e) {
@@ -286,8 +286,9 @@ UQ_DEVICE inline void score_kernel(const scorer::ScoreKernelArgs& a) {
                     : kMaskedOffset));
   const StageLoads<R> staged = stage_loads<R>(c);  // in flight with the length
   const std::int32_t cap = a.max_blocks * kBlockTokens;
-  c.len = raw < 0 ? 0 : (raw > cap ? cap : raw);
-  c.nb = (c.len + kBlockTokens - 1) / kBlockTokens;
+  const uq::impl::RequestLengthOf<std::int32_t> length = uq::impl::request_length_of<std::int32_t>(raw, cap);
+  c.len = length.tokens;
+  c.nb = uq::impl::blocks_for_tokens_of<std::int32_t>(c.len);
   // The counters' address, used here and at the very end, is kept in VGPRs (moved there by a
   // cross-lane copy): the SGPRs are the scarcer resource across the position loop.
   const std::uint64_t counters_bits = reinterpret_cast<std::uintptr_t>(a.counters);
@@ -295,7 +296,7 @@ UQ_DEVICE inline void score_kernel(const scorer::ScoreKernelArgs& a) {
       static_cast<std::uint64_t>(shfl(static_cast<std::uint32_t>(counters_bits), c.lane)) |
       (static_cast<std::uint64_t>(shfl(static_cast<std::uint32_t>(counters_bits >> 32), c.lane)) << 32)));
   if (split == 0 && c.wave == 0) {
-    const std::uint64_t negative = ballot(has_req && raw < 0), too_long = ballot(has_req && raw > cap);
+    const std::uint64_t negative = ballot(has_req && length.negative), too_long = ballot(has_req && length.too_long);
     if (c.lane == 0 && negative != 0)
       atomic_add_u64(counters + kCounterNegativeSeqLens, static_cast<unsigned long long>(__builtin_popcountll(negative)));
     if (c.lane == 0 && too_long != 0)

@@ -47,7 +47,7 @@ namespace scorer {
 constexpr int kQueryLoadBatch = 8;  // query bytes a thread has in flight in the prologue
 
 using uq::impl::visible_tokens;  // the core's rule (uq/core/nvfp4_rules.hpp)
-__device__ __forceinline__ long long blocks_for(long long tokens) { return (tokens + kBlockTokens - 1) / kBlockTokens; }
+using uq::impl::blocks_for_tokens;  // the core's rule
 
 // The dim of the key / query that wgmma k-step j, k index k (0..15) multiplies (the k order
 // of the converted keys, score_convert.cuh): lane t = (k % 8) / 2 of the quad converts dims
@@ -94,7 +94,7 @@ __device__ __forceinline__ Column column_of(const ScoreKernelArgs& a, long long 
   if (c < cols) {
     const int r = c >> log2h, h = c & ((1 << log2h) - 1);
     col.out = a.scores + h * a.s_head + (req * a.query_len + r) * a.s_row + b0 * a.s_block;
-    const long long nb = blocks_for(visible_tokens(L, a.query_len, r));
+    const long long nb = blocks_for_tokens(visible_tokens(L, a.query_len, r));
     col.nb = relative(nb, b0, a.span);
     col.init = relative(a.init_blocks, b0, a.span);
     col.local = relative(nb - a.local_blocks, b0, a.span);
@@ -228,14 +228,11 @@ __global__ void __launch_bounds__(scorer::kThreads, scorer::kCtasPerSm) score_ke
   const float ninf = -__int_as_float(0x7f800000);
 
   // Bad lengths: masked, and counted once per request (by its first CTA).
-  const long long seq = a.seq_lens[req * a.l_stride];
-  const long long capacity = static_cast<long long>(a.max_blocks) * kBlockTokens;
-  long long L = seq;
-  if (seq < 0 || seq > capacity) {
-    L = seq < 0 ? 0 : capacity;
-    if (b0 == 0 && tid == 0) atomicAdd(a.counters + (seq < 0 ? kCounterNegativeSeqLens : kCounterLongSeqLens), 1ull);
-  }
-  const long long nb_req = blocks_for(L);
+  const uq::impl::RequestLength length = uq::impl::request_length_in_table(a.seq_lens[req * a.l_stride], a.max_blocks);
+  const long long L = length.tokens;
+  if ((length.negative || length.too_long) && b0 == 0 && tid == 0)
+    atomicAdd(a.counters + (length.negative ? kCounterNegativeSeqLens : kCounterLongSeqLens), 1ull);
+  const long long nb_req = blocks_for_tokens(L);
   const long long b_end = b0 + a.span < nb_req ? b0 + a.span : nb_req;
   if (b0 >= b_end) return;
 

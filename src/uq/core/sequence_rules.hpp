@@ -15,22 +15,31 @@ namespace impl {
 
 // What a seq_len means after the bad-data rules: negative counts as 0, more than the block
 // table holds is clamped (both are counted once per sequence by the caller).
-struct RequestLength {
-  std::int64_t tokens;  // L
-  bool negative;        // seq_len < 0
-  bool too_long;        // seq_len > capacity
+// (One template on the integer type: a kernel may keep 32-bit registers, as the gfx950
+// scorer does; RequestLength / request_length are the 64-bit form.)
+template <class I>
+struct RequestLengthOf {
+  I tokens;       // L
+  bool negative;  // seq_len < 0
+  bool too_long;  // seq_len > capacity
 };
 
-UQ_CORE_FN RequestLength request_length(std::int64_t seq_len, std::int64_t capacity_tokens) {
-  RequestLength r{seq_len, false, false};
-  if (seq_len < 0) {
-    r.tokens = 0;
+template <class I>
+UQ_CORE_FN constexpr RequestLengthOf<I> request_length_of(I seq_len, I capacity_tokens) {
+  RequestLengthOf<I> r{seq_len, false, false};
+  if (seq_len < I(0)) {
+    r.tokens = I(0);
     r.negative = true;
   } else if (seq_len > capacity_tokens) {
     r.tokens = capacity_tokens;
     r.too_long = true;
   }
   return r;
+}
+
+using RequestLength = RequestLengthOf<std::int64_t>;
+UQ_CORE_FN RequestLength request_length(std::int64_t seq_len, std::int64_t capacity_tokens) {
+  return request_length_of<std::int64_t>(seq_len, capacity_tokens);
 }
 
 // The decode's partition map (spec ultraquant.md §5): a sequence of L tokens has
