@@ -205,10 +205,14 @@ struct WriteKvGeneric {
   static constexpr int kItems = kTeam / kLanes;
   static constexpr int kSpan = kLanes == 1 ? ultraquant::kHeadDim : 16;  // elements of a row a lane loads
   static_assert(kLanes == 1 || kLanes == 16 || kLanes == 32, "the phases below are written for 1, 16 or 32 lanes");
-  // Scratch (GPU layouts): per item 16 rows of 16 floats padded to 20, the item padded
-  // to 336 (a bank offset of 16 between the two items of a warp); then 2 flags per item.
+  // Scratch (GPU layouts): per item 16 rows of 16 floats padded to 20, padded to 336;
+  // the split layout adds K's pair maxima, 16 columns of 8 padded to 12 (the item then
+  // 528 floats: a bank offset of 16 between the two items of a warp either way); then
+  // 2 flags per item.
   static constexpr int kRowPitch = 20;
-  static constexpr int kItemFloats = 16 * kRowPitch + 16;
+  static constexpr int kPairPitch = 12;
+  static constexpr int kRowFloats = 16 * kRowPitch + 16;
+  static constexpr int kItemFloats = kRowFloats + (kSplit ? 16 * kPairPitch : 0);
   static constexpr int kScratchBytes = kLanes == 1 ? 0 : kItems * (kItemFloats + 2) * int(sizeof(float));
 
   // Light weight: the functor travels as a kernel argument, never through the
@@ -413,6 +417,10 @@ struct WriteKvGeneric {
   }
   // The padding float after a row carries the lane's V partial maximum (as bits).
   static constexpr int kPartial = 16;
+  // Split layout: column c's maxima of the 8 row pairs (2g, 2g + 1), as bits.
+  KOKKOS_INLINE_FUNCTION float* pairs_of(const Item& it, float* scratch) const {
+    return rows_of(it, scratch) + kRowFloats + kPairPitch * it.c;
+  }
 
   // Phase 1: the loads (slot first, consumed last), K's WHT stages 0-3 into row c of
   // the scratch, V's partial maximum; the flags zeroed.
@@ -446,7 +454,15 @@ struct WriteKvGeneric {
       float y[16];
       for (int i = 0; i < 16; ++i) y[i] = rows[kRowPitch * i + c];
       wht_local<16>(y);
-      col_max = max_abs_bits<16>(y);
+      if constexpr (kSplit) {  // the pair maxima for phase 3's groups, and their maximum
+        float pm[8];
+        for (int g = 0; g < 8; ++g)
+          pm[g] = codec::bits_float(static_cast<std::uint32_t>(max_abs_bits<2>(y + 2 * g)));
+        scratch_store<8>(pairs_of(it, scratch), pm);
+        col_max = max_abs_bits<8>(pm);  // (the bits of non-negative floats: their own |.|)
+      } else {
+        col_max = max_abs_bits<16>(y);
+      }
       for (int i = 0; i < 16; ++i) rows[kRowPitch * i + c] = y[i];
       if (it.dst && col_max >= 0x7f800000) flag_nonfinite(&flags[1]);
     }
@@ -463,16 +479,17 @@ struct WriteKvGeneric {
 
   // Phase 3: K's codes. 16 lanes: lane c quantises row c (its group's other half is row
   // c ^ 1). 32 lanes: lane l the 8 elements 8l.. (row l / 2, half l % 2), its group g =
-  // l / 4 being rows 2g and 2g + 1, read whole for the maximum.
+  // l / 4 being rows 2g and 2g + 1, whose maximum is that of the 16 columns' pair
+  // maxima g.
   KOKKOS_INLINE_FUNCTION void phase3(const Item& it, float* scratch) const {
     const float* rows = rows_of(it, scratch);
     if constexpr (kSplit) {
       const int l = it.lane, g = l >> 2;
-      float row0[16], row1[16], mine[8];
-      scratch_load(rows + kRowPitch * (2 * g), row0);
-      scratch_load(rows + kRowPitch * (2 * g + 1), row1);
+      const float* pairs = rows + kRowFloats + g;
+      float pm[16], mine[8];
+      for (int col = 0; col < 16; ++col) pm[col] = pairs[kPairPitch * col];
       scratch_load<8>(rows + kRowPitch * (l >> 1) + 8 * (l & 1), mine);
-      const UqGroup q = uq_group(row0, row1, 0.0625f);
+      const UqGroup q = uq_group_of_max(max_abs_bits<16>(pm), 0.0625f);
       if (!it.dst) return;
       store_codes<8>(mine, q, 0.0625f, 8 * l, (l & 3) == 0, g, it.dst + ultraquant::kKCodes,
                      it.dst + ultraquant::kKScales);
