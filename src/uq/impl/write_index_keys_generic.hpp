@@ -82,8 +82,8 @@ struct WriteIndexKeysGeneric {
       for (int j = 0; j < w; ++j) m[j] = m[j + w] > m[j] ? m[j + w] : m[j];
     const std::uint32_t amax = static_cast<std::uint32_t>(m[0]);
     const bool finite = amax < 0x7f800000u;  // else written as a zero group
-    const std::uint8_t scale_byte = finite ? nvfp4::scale_byte_for_absmax(codec::bits_float(amax)) : std::uint8_t{0};
-    const float s = codec::e4m3_to_float(scale_byte);
+    const std::uint8_t scale_byte = finite ? codes::nv_scale_byte(codec::bits_float(amax)) : std::uint8_t{0};
+    const float s = codes::e4m3_nonnegative_to_float(scale_byte);
     std::uint32_t words[2] = {0, 0};
     if (s != 0.0f) {
       const float r = 1.0f / s;
