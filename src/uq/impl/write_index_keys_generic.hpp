@@ -15,7 +15,9 @@
 //
 // On a GPU fl32(x / s) is x * (1/s) corrected by one fused multiply-add step
 // (codes::quotient), correctly rounded like the division it replaces; the code is the
-// multiply-add search of uq/impl/writer_codes.hpp.
+// multiply-add search of uq/impl/writer_codes.hpp. The scale byte and its float come
+// from codes::nv_scale_byte / e4m3_nonnegative_to_float: the spec's rounding on the
+// bits, without the branches and integer conversions of the definitional functions.
 #pragma once
 
 #include "uq/impl/status_counters.hpp"
