@@ -33,8 +33,8 @@ template <class T>
 using HostView = Kokkos::View<T, Kokkos::LayoutRight, Kokkos::HostSpace>;
 using HostCounts = Kokkos::View<unsigned long long[uq::kNumCounters], Kokkos::HostSpace>;
 
-// The GPU layouts of the writer (16 or 32 lanes an item, 128 threads a team, three
-// phases) run on the host, each team's threads one after another phase by phase: the
+// The GPU layout of the writer (16 lanes an item, 8 items a team, three phases) run
+// on the host, each team's threads one after another phase by phase: the
 // same item, phase and store code the device runs, checked here on every case. Returns
 // the counters.
 template <int Lanes, class K, class V, class S, class C>
@@ -62,8 +62,7 @@ void expect_same_bytes(const std::vector<std::uint8_t>& got, const std::vector<s
                     << "): got " << int(got[i]) << ", reference " << int(want[i]);
 }
 
-// The 16- and 32-lane layouts on host copies of a case (same views' layout as the
-// device run).
+// The GPU layout on host copies of a case (same views' layout as the device run).
 template <int Lanes>
 void expect_gpu_layout_matches(const WriterCase& c, const std::vector<std::uint8_t>& init,
                                const std::vector<std::uint8_t>& want, std::uint64_t bad_slots,
@@ -83,8 +82,8 @@ void expect_gpu_layout_matches(const WriterCase& c, const std::vector<std::uint8
 }
 
 // Runs uq::write_kv and the reference on the same garbage-filled cache; expects equal
-// bytes everywhere and the given counters. The writer's GPU layouts (16 and 32 lanes)
-// are run on the host too, so a host build checks the device code's layouts and phases.
+// bytes everywhere and the given counters. The writer's 16-lane (GPU) layout is run on
+// the host too, so a host build checks the device code's layout and phases.
 void expect_same_cache(const WriterCase& c, std::uint64_t bad_slots, std::uint64_t nonfinite) {
   const std::size_t bytes = static_cast<std::size_t>(c.num_blocks) * c.block_size * c.Hk * c.slot_bytes;
   std::vector<std::uint8_t> init(bytes);
@@ -111,7 +110,6 @@ void expect_same_cache(const WriterCase& c, std::uint64_t bad_slots, std::uint64
   EXPECT_EQ(st[uq::Counter::nonfinite_inputs], nonfinite);
   expect_same_bytes(to_host(cache), want, c.slot_bytes, "uq::write_kv");
   expect_gpu_layout_matches<16>(c, init, want, bad_slots, nonfinite);
-  expect_gpu_layout_matches<32>(c, init, want, bad_slots, nonfinite);
 }
 
 WriterCase random_case(int T, int Hk, int block_size, int slot_bytes, std::uint64_t seed) {

@@ -1,29 +1,26 @@
 // Generic Kokkos cache writer (spec ultraquant.md §4), laid out for the memory system.
 //
 // Work item: one (token, KV head): its K row (rotated) and its V row, 2 x 512 bytes of
-// bf16 in, one 272-byte slot out. On a GPU an item is handled by kLanes threads of a
-// 128-thread team ("lanes"), each of which loads 16 contiguous elements 16c.. (c =
-// 0..15) of a row with two 16-byte loads; three phases separated by the team's two
-// barriers:
-//   1. The loads: the slot first and the rows after it, all in flight before anything
-//      waits on the slot (a branch on it would hold the row loads back by one memory
-//      latency). K: WHT stages 0-3 in registers (they pair elements 1, 2, 4, 8 apart,
-//      all inside the lane's 16), the 16 values to row c of the item's scratch. V: the
-//      lane's partial maximum to scratch.
+// bf16 in, one 272-byte slot out. An item is handled by kLanes threads of a team
+// ("lanes"; thread team_rank() = item * kLanes + lane), a team by kItems items; lane c
+// owns the kSpan = 256 / kLanes contiguous elements kSpan*c.. of each row.
+//
+// GPU (kLanes = 16, kSpan = 16; 8 items, 128 threads a team), three phases separated by
+// the team's two barriers, every thread busy in each:
+//   1. The loads, the slot's first and then two 16-byte loads of K and two of V per lane,
+//      all in flight before anything waits on the slot (a branch on it first would hold
+//      the row loads back by a whole memory latency). K: WHT stages 0-3 in registers
+//      (they pair elements 1, 2, 4, 8 apart, all inside the lane's 16), the 16 values to
+//      team scratch. V: the lane's partial maximum to scratch.
 //   2. K: lane c reads column c (elements c + 16 i), WHT stages 4-7 in registers (they
 //      pair i's 1, 2, 4, 8 apart), writes it back (the 1/16 is folded into the
-//      quantisation). V: the group's maximum from the partner lane's partial (c ^ 1
+//      quantisation). V: the group's maximum from the partner lane's partial (lane ^ 1
 //      holds the other half of the group of 32), its scale byte, the lane's 16 codes
 //      stored as two 4-byte words, the even lane also the scale byte.
-//   3. K's codes from the scratch rows, as V's were.
-// Two layouts (kLanes):
-//   32 (the default, "split"): K and V on separate warps, 4 items a team (warps: K of
-//      items 0-1, V of items 0-1, K of 2-3, V of 2-3), so that a lane's dependent chain
-//      is half the 16-lane one and no warp diverges on the side: phase 1 and 2 are K's or
-//      V's work alone, and in phase 3 all 32 lanes share K's codes, 8 each (lane l: the
-//      elements 8l.., its group l / 4 read whole from the scratch for the maximum).
-//   16: each lane does K's and V's column c, 8 items a team; more work per lane and
-//      fewer threads per item (A/B builds: UQ_KV_WRITER_GPU_LANES below).
+//   3. K: the lane reads its row and its partner's, and quantises and stores as V did.
+// (A 32-lane layout with K and V on separate warps halved a lane's chain but added a
+// third to the instructions per item, and was slower on the H200 from T = 4096 on and
+// no faster below: docs/PERF.md §8.)
 // Each butterfly sees the spec's inputs in the spec's stage order, so the rotated values
 // are the spec's bits. The codes are the multiply-add search of writer_codes.hpp, with
 // the group's 2^(1-e) (and K's 1/16) folded into its multiply-adds where that is exact.
@@ -36,9 +33,10 @@
 // so every exchange is ordered by a documented team barrier, and a lane's registers are
 // its own from phase to phase.
 //
-// Host (kLanes = 1): one item per index of a RangePolicy; one thread does the item with
-// plain loops over the row (WHT two stages a pass, then the groups, the codes as
-// integer counts: uq/impl/writer_codes.hpp), which vectorise; no scratch, no barrier.
+// Host (kLanes = 1, kSpan = 256): one item per index of a RangePolicy (no team to set
+// up per call); one thread does the item with plain loops over the row (WHT two stages
+// a pass, then the groups, the codes as integer counts: uq/impl/writer_codes.hpp), which
+// vectorise; no scratch, no barrier.
 //
 // One launch per call: one team per kItems items (league = ceil(T * Hk / kItems)), or
 // one range of T * Hk items on a host.
@@ -126,25 +124,23 @@ KOKKOS_INLINE_FUNCTION UqGroup uq_group(const float* half0, const float* half1, 
   return uq_group_of_max(a > b ? a : b, pre);
 }
 
-// Codes of n values x * pre (n = 8 or 16) as n / 8 words, element 2j in bits 3..0 of
-// byte j (the GPU lanes' form: the multiply-add search of writer_codes.hpp, the group's
-// scaling folded into it where the scale allows, accumulated into half-words). A zero
-// group (scale byte 0) has all codes 0.
-template <int n>
-KOKKOS_INLINE_FUNCTION void uq_code_words(const float* x, const UqGroup& q, float pre, std::uint32_t* words) {
-  static_assert(n == 8 || n == 16, "whole words of codes");
-  for (int w = 0; w < n / 8; ++w) words[w] = 0;
+// Codes of 16 values x * pre as two words, element 2j in bits 3..0 of byte j (the GPU
+// lanes' form: the multiply-add search of writer_codes.hpp, the group's scaling folded
+// into it where the scale allows, accumulated into half-words). A zero group (scale
+// byte 0) has all codes 0.
+KOKKOS_INLINE_FUNCTION void uq_code_words16(const float* x, const UqGroup& q, float pre, std::uint32_t* words) {
+  words[0] = words[1] = 0;
   if (q.byte == 0) return;
-  std::uint32_t half[n / 4];
+  std::uint32_t half[4];
   if (codes::uq_fold_ok(q.byte)) {
     const float S = codes::kB * q.twice_inv_scale * pre;  // exact: powers of two, <= 2^127
-    for (int h = 0; h < n / 4; ++h) {
+    for (int h = 0; h < 4; ++h) {
       float acc = codes::kMagic;
       for (int j = 0; j < 4; ++j) acc = codes::uq_code_accumulate(x[4 * h + j], S, float(1 << (4 * j)), acc);
       half[h] = codec::float_bits(acc) & 0xffffu;
     }
   } else {  // e < -100: y2 = fl(x * pre) * 2^(1-e) first, as the spec writes it
-    for (int h = 0; h < n / 4; ++h) {
+    for (int h = 0; h < 4; ++h) {
       float acc = codes::kMagic;
       for (int j = 0; j < 4; ++j)
         acc = codes::uq_code_accumulate((x[4 * h + j] * pre) * q.twice_inv_scale, codes::kB, float(1 << (4 * j)),
@@ -152,7 +148,8 @@ KOKKOS_INLINE_FUNCTION void uq_code_words(const float* x, const UqGroup& q, floa
       half[h] = codec::float_bits(acc) & 0xffffu;
     }
   }
-  for (int w = 0; w < n / 8; ++w) words[w] = half[2 * w] | (half[2 * w + 1] << 16);
+  words[0] = half[0] | (half[1] << 16);
+  words[1] = half[2] | (half[3] << 16);
 }
 
 template <int n>
@@ -185,34 +182,23 @@ KOKKOS_INLINE_FUNCTION void load_row(const View& view, bool chunked, std::int64_
 }
 
 // ------------------------------------------------------------------ the kernel
-// Lanes an item on a GPU: 32 (the split layout) unless a benchmark build asks for the
-// 16-lane one (-DUQ_KV_WRITER_GPU_LANES=16, for A/B runs; docs/PERF.md §8).
-#ifndef UQ_KV_WRITER_GPU_LANES
-#define UQ_KV_WRITER_GPU_LANES 32
-#endif
 template <class ExecSpace>
-inline constexpr int kv_writer_lanes =
-    Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : UQ_KV_WRITER_GPU_LANES;
+inline constexpr int kv_writer_lanes = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : 16;
 
-// Lanes: 1, 16 or 32 (the default for the execution space; tests run the 16- and
-// 32-lane phases on the host through run_team_in_order).
+// Lanes: 1 or 16 (the default for the execution space; tests run the 16-lane phases on
+// the host through run_team_in_order).
 template <class ExecSpace, class KView, class VView, class SlotView, class CacheView, class CountView,
           int Lanes = kv_writer_lanes<ExecSpace>>
 struct WriteKvGeneric {
   static constexpr int kLanes = Lanes;
-  static constexpr bool kSplit = kLanes == 32;  // K and V on separate warps
-  static constexpr int kTeam = kLanes == 1 ? 1 : 128;
-  static constexpr int kItems = kTeam / kLanes;
-  static constexpr int kSpan = kLanes == 1 ? ultraquant::kHeadDim : 16;  // elements of a row a lane loads
-  static_assert(kLanes == 1 || kLanes == 16 || kLanes == 32, "the phases below are written for 1, 16 or 32 lanes");
-  // Scratch (GPU layouts): per item 16 rows of 16 floats padded to 20, padded to 336;
-  // the split layout adds K's pair maxima, 16 columns of 8 padded to 12 (the item then
-  // 528 floats: a bank offset of 16 between the two items of a warp either way); then
-  // 2 flags per item.
+  static constexpr int kItems = kLanes == 1 ? 1 : 8;
+  static constexpr int kTeam = kLanes * kItems;
+  static constexpr int kSpan = ultraquant::kHeadDim / kLanes;
+  static_assert(kLanes == 1 || kLanes == 16, "the phases below are written for 1 or 16 lanes");
+  // Scratch (16 lanes): per item 16 rows of 16 floats padded to 20, the item padded to
+  // 336 (a bank offset of 16 between the two items of a warp); then 2 flags per item.
   static constexpr int kRowPitch = 20;
-  static constexpr int kPairPitch = 12;
-  static constexpr int kRowFloats = 16 * kRowPitch + 16;
-  static constexpr int kItemFloats = kRowFloats + (kSplit ? 16 * kPairPitch : 0);
+  static constexpr int kItemFloats = 16 * kRowPitch + 16;
   static constexpr int kScratchBytes = kLanes == 1 ? 0 : kItems * (kItemFloats + 2) * int(sizeof(float));
 
   // Light weight: the functor travels as a kernel argument, never through the
@@ -220,7 +206,7 @@ struct WriteKvGeneric {
   using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kTeam, 8>,
                                     Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>;
   using member = typename policy::member_type;
-  // Hosts: one item per index of a range (no team machinery to set up per call).
+  // Hosts: one item per index of a range.
   using host_policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
 
   KView k;
@@ -248,35 +234,22 @@ struct WriteKvGeneric {
     aligned_words = wio::words_are_aligned(cache, 4);
   }
 
-  // One thread's share: which item, which lane of it, and (from locate, once the row
-  // loads are in flight) where the item's slot is: null when the slot is negative,
-  // skipped, or out of range (counted there once per token).
-  // lane: 0..kLanes-1 within the item; side: 0 = K, 1 = V (the split layout's warps;
-  // the 16-lane layout's lanes do both); c: the lane's 16 elements 16c.. of its row(s).
-  // (The token is clamped into range for the last team's spare items: the GPU phases
-  // compute on it and store nothing, so that no branch waits on the slot.)
+  // One thread's share: which item and lane, and (from locate, once the row loads are in
+  // flight) where the item's slot is: null when the slot is negative, skipped, or out
+  // of range (counted there once per token).
+  // (The token is clamped into range for the last team's spare items: the 16-lane
+  // phases compute on it and store nothing, so that no branch waits on the slot.)
   struct Item {
     std::int64_t token;
-    int head, lane, side, c, local_item;
+    int head, lane, local_item;
     bool valid;
     std::uint8_t* dst;
   };
 
   KOKKOS_INLINE_FUNCTION Item item_of(int league_rank, int team_rank) const {
     Item it;
-    if constexpr (kSplit) {
-      // warps: [K of items 0, 1], [V of items 0, 1], [K of 2, 3], [V of 2, 3]
-      const int warp = team_rank >> 5, q = team_rank & 31;
-      it.side = warp & 1;
-      it.local_item = 2 * (warp >> 1) + (q >> 4);
-      it.c = q & 15;
-      it.lane = 16 * it.side + it.c;
-    } else {
-      it.lane = team_rank % kLanes;
-      it.local_item = team_rank / kLanes;
-      it.side = 0;
-      it.c = it.lane;
-    }
+    it.lane = team_rank % kLanes;
+    it.local_item = team_rank / kLanes;
     const int item = league_rank * kItems + it.local_item;  // 32-bit: a 64-bit division is a long subroutine
     it.valid = item < num_items;
     const int clamped = it.valid ? item : num_items - 1;
@@ -299,7 +272,7 @@ struct WriteKvGeneric {
                  : nullptr;
   }
 
-  // GPU layouts: one team, three phases separated by two barriers.
+  // GPU: one team, three phases separated by two barriers.
   KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
     Item it = item_of(team.league_rank(), team.team_rank());
     float* scratch = static_cast<float*>(team.team_shmem().get_shmem(int{kScratchBytes}));
@@ -318,8 +291,8 @@ struct WriteKvGeneric {
     if (it.dst) write_item(it.token, it.head, it.dst);
   }
 
-  // The GPU phases of one team on the host, thread after thread and phase after phase
-  // (what the barriers guarantee), for the tests.
+  // The 16-lane phases of one team on the host, thread after thread and phase after
+  // phase (what the barriers guarantee), for the tests.
   void run_team_in_order(int league_rank, float* scratch) const {
     Item it[kTeam];
     float vmine[kTeam][kSpan];
@@ -374,36 +347,32 @@ struct WriteKvGeneric {
     if (bad) count(counts, Counter::nonfinite_inputs);
   }
 
-  // ---- GPU phases (kLanes = 16 or 32; kSpan = 16)
+  // ---- GPU phases (kLanes = 16, kSpan = 16)
   // Counts the row once: the lane whose atomic finds the item's flag still 0.
   KOKKOS_INLINE_FUNCTION void flag_nonfinite(float* flag) const {
     if (Kokkos::atomic_exchange(flag, 1.0f) == 0.0f) count(counts, Counter::nonfinite_inputs);
   }
 
-  // n codes of a group (the lane's share, element offset `first` of its codes: 8 per
-  // word) and, from the group's first lane, its scale byte.
-  template <int n>
-  KOKKOS_INLINE_FUNCTION void store_codes(const float* mine, const UqGroup& q, float pre, int first, bool scale_lane,
-                                          int group, std::uint8_t* codes, std::uint8_t* scales) const {
-    std::uint32_t words[n / 8];
-    uq_code_words<n>(mine, q, pre, words);
-    store_words<n / 8>(codes + first / 2, words, aligned_words);
-    if (scale_lane) scales[group] = q.byte;
+  // This lane's 16 codes (bytes 8 lane..) and, from the even lane, the group's scale byte.
+  KOKKOS_INLINE_FUNCTION void store_half_group(const float* mine, const UqGroup& q, float pre, int lane,
+                                               std::uint8_t* codes, std::uint8_t* scales) const {
+    std::uint32_t words[2];
+    uq_code_words16(mine, q, pre, words);
+    store_words<2>(codes + 8 * lane, words, aligned_words);
+    if ((lane & 1) == 0) scales[lane / 2] = q.byte;
   }
 
-  // A scratch row of n floats (16-byte aligned: the pitch is 80 bytes, halves at 32)
-  // in n / 4 16-byte accesses.
-  template <int n = 16>
-  KOKKOS_INLINE_FUNCTION static void scratch_store(float* row, const float* x) {
-    for (int c = 0; c < n / 4; ++c) {
+  // A scratch row of 16 floats (16-byte aligned: the pitch is 80 bytes) in four
+  // 16-byte accesses.
+  KOKKOS_INLINE_FUNCTION static void scratch_store16(float* row, const float* x) {
+    for (int c = 0; c < kSpan / 4; ++c) {
       wio::Chunk16 ch;
       for (int j = 0; j < 4; ++j) ch.w[j] = codec::float_bits(x[4 * c + j]);
       reinterpret_cast<wio::Chunk16*>(row)[c] = ch;
     }
   }
-  template <int n = 16>
-  KOKKOS_INLINE_FUNCTION static void scratch_load(const float* row, float* x) {
-    for (int c = 0; c < n / 4; ++c) {
+  KOKKOS_INLINE_FUNCTION static void scratch_load16(const float* row, float* x) {
+    for (int c = 0; c < kSpan / 4; ++c) {
       const wio::Chunk16 ch = reinterpret_cast<const wio::Chunk16*>(row)[c];
       for (int j = 0; j < 4; ++j) x[4 * c + j] = codec::bits_float(ch.w[j]);
     }
@@ -416,93 +385,54 @@ struct WriteKvGeneric {
     return scratch + kItems * kItemFloats + 2 * it.local_item;
   }
   // The padding float after a row carries the lane's V partial maximum (as bits).
-  static constexpr int kPartial = 16;
-  // Split layout: column c's maxima of the 8 row pairs (2g, 2g + 1), as bits.
-  KOKKOS_INLINE_FUNCTION float* pairs_of(const Item& it, float* scratch) const {
-    return rows_of(it, scratch) + kRowFloats + kPairPitch * it.c;
-  }
+  static constexpr int kPartial = kSpan;
 
-  // Phase 1: the loads (slot first, consumed last), K's WHT stages 0-3 into row c of
-  // the scratch, V's partial maximum; the flags zeroed.
+  // The phases compute for every item (stores and flags only where the slot is
+  // valid): the loads do not wait for the slot, and no lane diverges on it.
   KOKKOS_INLINE_FUNCTION void phase1(Item& it, float* scratch, float* vmine) const {
+    const int lane = it.lane;
     float* rows = rows_of(it, scratch);
-    if (it.lane == 0) flags_of(it, scratch)[0] = flags_of(it, scratch)[1] = 0.0f;
+    if (lane == 0) flags_of(it, scratch)[0] = flags_of(it, scratch)[1] = 0.0f;
     const std::int64_t slot = slot_of(it);
-    const bool does_k = !kSplit || it.side == 0, does_v = !kSplit || it.side == 1;
     float x[kSpan];
-    if (does_k) load_row<kSpan>(k, chunked, it.token, it.head, kSpan * it.c, x);
-    if (does_v) load_row<kSpan>(v, chunked, it.token, it.head, kSpan * it.c, vmine);
-    if (does_k) {
-      wht_local<kSpan>(x);  // stages 0..3
-      scratch_store(rows + kRowPitch * it.c, x);
-    }
-    if (does_v)
-      rows[kRowPitch * it.c + kPartial] = codec::bits_float(static_cast<std::uint32_t>(max_abs_bits<kSpan>(vmine)));
+    load_row<kSpan>(k, chunked, it.token, it.head, kSpan * lane, x);
+    load_row<kSpan>(v, chunked, it.token, it.head, kSpan * lane, vmine);
+    wht_local<kSpan>(x);  // stages 0..3
+    scratch_store16(rows + kRowPitch * lane, x);
+    rows[kRowPitch * lane + kPartial] = codec::bits_float(static_cast<std::uint32_t>(max_abs_bits<kSpan>(vmine)));
     locate(it, slot);
   }
 
-  // Phase 2: K's column c (elements c + 16 i), stages 4-7 (elements 16, 32, 64, 128
-  // apart), written back unscaled (the 1/16 is folded into the quantisation); V's group
-  // maximum from the partner's partial (lane c ^ 1 holds the other half of the group
-  // of 32), then the lane's 16 V codes.
   KOKKOS_INLINE_FUNCTION void phase2(const Item& it, float* scratch, const float* vmine) const {
-    const int c = it.c;
+    const int lane = it.lane;
     float* rows = rows_of(it, scratch);
     float* flags = flags_of(it, scratch);
-    std::int32_t col_max = 0;
-    if (!kSplit || it.side == 0) {
-      float y[16];
-      for (int i = 0; i < 16; ++i) y[i] = rows[kRowPitch * i + c];
-      wht_local<16>(y);
-      if constexpr (kSplit) {  // the pair maxima for phase 3's groups, and their maximum
-        float pm[8];
-        for (int g = 0; g < 8; ++g)
-          pm[g] = codec::bits_float(static_cast<std::uint32_t>(max_abs_bits<2>(y + 2 * g)));
-        scratch_store<8>(pairs_of(it, scratch), pm);
-        col_max = max_abs_bits<8>(pm);  // (the bits of non-negative floats: their own |.|)
-      } else {
-        col_max = max_abs_bits<16>(y);
-      }
-      for (int i = 0; i < 16; ++i) rows[kRowPitch * i + c] = y[i];
-      if (it.dst && col_max >= 0x7f800000) flag_nonfinite(&flags[1]);
-    }
-    if (!kSplit || it.side == 1) {
-      const std::int32_t mine = static_cast<std::int32_t>(codec::float_bits(rows[kRowPitch * c + kPartial]));
-      const std::int32_t other = static_cast<std::int32_t>(codec::float_bits(rows[kRowPitch * (c ^ 1) + kPartial]));
-      const UqGroup q = uq_group_of_max(mine > other ? mine : other);
-      if (!it.dst) return;
-      store_codes<16>(vmine, q, 1.0f, 16 * c, (c & 1) == 0, c / 2, it.dst + ultraquant::kVCodes,
-                      it.dst + ultraquant::kVScales);
-      if (!q.finite && (c & 1) == 0) flag_nonfinite(&flags[0]);
-    }
+    // K: column c (elements c + 16 i), stages 4..7 (elements 16, 32, 64, 128 apart),
+    // written back unscaled (the 1/16 is folded into the quantisation).
+    float y[16];
+    for (int i = 0; i < 16; ++i) y[i] = rows[kRowPitch * i + lane];
+    wht_local<16>(y);
+    const std::int32_t col_max = max_abs_bits<16>(y);
+    for (int i = 0; i < 16; ++i) rows[kRowPitch * i + lane] = y[i];
+    // V: the group's maximum from the partner's partial, then this lane's codes.
+    const std::int32_t mine = static_cast<std::int32_t>(codec::float_bits(rows[kRowPitch * lane + kPartial]));
+    const std::int32_t other = static_cast<std::int32_t>(codec::float_bits(rows[kRowPitch * (lane ^ 1) + kPartial]));
+    const UqGroup q = uq_group_of_max(mine > other ? mine : other);
+    if (!it.dst) return;
+    store_half_group(vmine, q, 1.0f, lane, it.dst + ultraquant::kVCodes, it.dst + ultraquant::kVScales);
+    if (!q.finite && (lane & 1) == 0) flag_nonfinite(&flags[0]);
+    if (col_max >= 0x7f800000) flag_nonfinite(&flags[1]);
   }
 
-  // Phase 3: K's codes. 16 lanes: lane c quantises row c (its group's other half is row
-  // c ^ 1). 32 lanes: lane l the 8 elements 8l.. (row l / 2, half l % 2), its group g =
-  // l / 4 being rows 2g and 2g + 1, whose maximum is that of the 16 columns' pair
-  // maxima g.
   KOKKOS_INLINE_FUNCTION void phase3(const Item& it, float* scratch) const {
+    const int lane = it.lane;
     const float* rows = rows_of(it, scratch);
-    if constexpr (kSplit) {
-      const int l = it.lane, g = l >> 2;
-      const float* pairs = rows + kRowFloats + g;
-      float pm[16], mine[8];
-      for (int col = 0; col < 16; ++col) pm[col] = pairs[kPairPitch * col];
-      scratch_load<8>(rows + kRowPitch * (l >> 1) + 8 * (l & 1), mine);
-      const UqGroup q = uq_group_of_max(max_abs_bits<16>(pm), 0.0625f);
-      if (!it.dst) return;
-      store_codes<8>(mine, q, 0.0625f, 8 * l, (l & 3) == 0, g, it.dst + ultraquant::kKCodes,
-                     it.dst + ultraquant::kKScales);
-    } else {
-      const int c = it.c;
-      float mine[16], other[16];  // rows c and c ^ 1: the group of 32, unscaled
-      scratch_load(rows + kRowPitch * c, mine);
-      scratch_load(rows + kRowPitch * (c ^ 1), other);
-      const UqGroup q = uq_group(mine, other, 0.0625f);
-      if (!it.dst) return;
-      store_codes<16>(mine, q, 0.0625f, 16 * c, (c & 1) == 0, c / 2, it.dst + ultraquant::kKCodes,
-                      it.dst + ultraquant::kKScales);
-    }
+    float mine[kSpan], other[kSpan];  // rows lane and lane ^ 1: the group of 32, unscaled
+    scratch_load16(rows + kRowPitch * lane, mine);
+    scratch_load16(rows + kRowPitch * (lane ^ 1), other);
+    const UqGroup q = uq_group(mine, other, 0.0625f);
+    if (!it.dst) return;
+    store_half_group(mine, q, 0.0625f, lane, it.dst + ultraquant::kKCodes, it.dst + ultraquant::kKScales);
   }
 
   void launch(const ExecSpace& exec) const {

@@ -166,7 +166,11 @@ inline constexpr float kPred175 = 1.75f - 0x1p-23f;
 inline constexpr float kPred350 = 3.5f - 0x1p-22f;
 
 KOKKOS_INLINE_FUNCTION CodeTerms nv_code_terms(float y) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  const float a = fabsf(y);  // an operand modifier of the multiply-adds below, not an instruction
+#else
   const float a = codec::bits_float(codec::float_bits(y) & 0x7fffffffu);  // |y|
+#endif
   CodeTerms c;
   c.t1 = above(a, -kPred175 * kB);  // a >= 1.75
   // a >= 3.5 : a >= 0.75. The two thresholds differ in 26 bits, so the select is two
@@ -259,8 +263,12 @@ KOKKOS_INLINE_FUNCTION std::uint8_t e4m3_of_nonnegative(float f) {
   return static_cast<std::uint8_t>(code);
 }
 
-// nvfp4::scale_byte_for_absmax(A) for a finite A >= 0: e4m3(fl32(A / 6)).
-KOKKOS_INLINE_FUNCTION std::uint8_t nv_scale_byte(float A) { return e4m3_of_nonnegative(A / 6.0f); }
+// nvfp4::scale_byte_for_absmax(A) for a finite A >= 0: e4m3(fl32(A / 6)), the quotient
+// by quotient() below (on a GPU three multiply-adds for a division sequence with a
+// slow-path branch): correctly rounded wherever A / 6 >= 2^-126, and below that every
+// candidate rounds to the byte 0 (E4M3's smallest step is 2^-9). Checked on every
+// non-negative finite float once (docs/PERF.md §8) and on boundaries by the tests.
+KOKKOS_INLINE_FUNCTION std::uint8_t nv_scale_byte(float A);
 
 // codec::e4m3_to_float of a byte 0..0x7e (a non-negative finite E4M3): the exponent and
 // mantissa fields rebased into a float's, or for the subnormals (byte < 8) byte * 2^-9.
@@ -295,6 +303,11 @@ KOKKOS_INLINE_FUNCTION float quotient(float x, float s, float r) {
   (void)r;
   return x / s;
 #endif
+}
+
+KOKKOS_INLINE_FUNCTION std::uint8_t nv_scale_byte(float A) {
+  constexpr float kSix = 6.0f, kInvSix = 1.0f / 6.0f;  // fl32(1/6), correctly rounded
+  return e4m3_of_nonnegative(quotient(A, kSix, kInvSix));
 }
 
 }  // namespace codes
