@@ -9,9 +9,10 @@
 // memory latencies overlap), takes their absmax A, the scale
 // byte e4m3(fl32(A / 6)), and the 16 E2M1 codes of fl32(x / s), and stores the 8 code
 // bytes as two 4-byte words (page offset t*64 + 8g) and its scale byte (8192 + t*8 + g:
-// the 8 lanes of a token write 8 consecutive bytes). The only exchange is the vector
-// reduction that tells whether any of a token's groups was not finite, so that the
-// token is counted once. No team barrier; one launch (league = ceil(T / kTokens)).
+// the 8 lanes of a token write 8 consecutive bytes). No exchange between the lanes (a
+// token with non-finite groups is counted by its first such group's lane, which
+// re-reads the groups before it) and no team barrier; one launch (league =
+// ceil(T / kTokens)).
 //
 // On a GPU fl32(x / s) is x * (1/s) corrected by one fused multiply-add step
 // (codes::quotient), correctly rounded like the division it replaces; the code is the
@@ -102,6 +103,19 @@ struct WriteIndexKeysGeneric {
     return finite;
   }
 
+  // A token with non-finite groups is counted once, by its first such group's lane: the
+  // rare path re-reads the groups before it (no exchange between the lanes on the
+  // common path, where a vector reduction cost every lane a few percent of its work).
+  KOKKOS_INLINE_FUNCTION bool first_nonfinite_group(std::int64_t row, int g) const {
+    for (int h = 0; h < g; ++h) {
+      float x[nvfp4::kGroup];
+      load_group(row, h, x);
+      for (int j = 0; j < nvfp4::kGroup; ++j)
+        if ((codec::float_bits(x[j]) & 0x7fffffffu) >= 0x7f800000u) return false;
+    }
+    return true;
+  }
+
   // The slot and the key rows are loaded before anything waits on the slot (a token
   // past the end reads the last token's keys and writes nothing), so that the two
   // loads overlap rather than follow each other.
@@ -112,21 +126,16 @@ struct WriteIndexKeysGeneric {
       const bool in_range = token < num_tokens;
       const std::int64_t row = in_range ? token : num_tokens - 1;
       const std::int64_t slot = in_range ? static_cast<std::int64_t>(slots(row)) : std::int64_t{-1};
-      int bad_groups = 0;
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(team, nvfp4::kGroups),
-          [&](int g, int& bad) {
-            float x[nvfp4::kGroup];
-            load_group(row, g, x);
-            if (slot < 0 || slot >= num_slots) return;  // skipped token (untouched), or counted below
-            std::uint8_t* page = &cache(slot / nvfp4::kBlockTokens, 0);
-            const int pos = static_cast<int>(slot % nvfp4::kBlockTokens);
-            bad += write_group(x, g, page, pos) ? 0 : 1;
-          },
-          bad_groups);
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nvfp4::kGroups), [&](int g) {
+        float x[nvfp4::kGroup];
+        load_group(row, g, x);
+        if (slot < 0 || slot >= num_slots) return;  // skipped token (untouched), or counted below
+        std::uint8_t* page = &cache(slot / nvfp4::kBlockTokens, 0);
+        const int pos = static_cast<int>(slot % nvfp4::kBlockTokens);
+        if (!write_group(x, g, page, pos) && first_nonfinite_group(row, g)) count(counts, Counter::nonfinite_inputs);
+      });
       Kokkos::single(Kokkos::PerThread(team), [&]() {
         if (slot >= num_slots) count(counts, Counter::bad_slots);
-        if (bad_groups) count(counts, Counter::nonfinite_inputs);
       });
     });
   }
