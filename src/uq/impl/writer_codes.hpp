@@ -263,13 +263,6 @@ KOKKOS_INLINE_FUNCTION std::uint8_t e4m3_of_nonnegative(float f) {
   return static_cast<std::uint8_t>(code);
 }
 
-// nvfp4::scale_byte_for_absmax(A) for a finite A >= 0: e4m3(fl32(A / 6)), the quotient
-// by quotient() below (on a GPU three multiply-adds for a division sequence with a
-// slow-path branch): correctly rounded wherever A / 6 >= 2^-126, and below that every
-// candidate rounds to the byte 0 (E4M3's smallest step is 2^-9). Checked on every
-// non-negative finite float once (docs/PERF.md §8) and on boundaries by the tests.
-KOKKOS_INLINE_FUNCTION std::uint8_t nv_scale_byte(float A);
-
 // codec::e4m3_to_float of a byte 0..0x7e (a non-negative finite E4M3): the exponent and
 // mantissa fields rebased into a float's, or for the subnormals (byte < 8) byte * 2^-9.
 KOKKOS_INLINE_FUNCTION float e4m3_nonnegative_to_float(std::uint8_t b) {
@@ -305,6 +298,11 @@ KOKKOS_INLINE_FUNCTION float quotient(float x, float s, float r) {
 #endif
 }
 
+// nvfp4::scale_byte_for_absmax(A) for a finite A >= 0: e4m3(fl32(A / 6)), the quotient
+// by quotient() above (on a GPU three multiply-adds for a division sequence with a
+// slow-path branch): correctly rounded wherever A / 6 >= 2^-126, and below that every
+// candidate rounds to the byte 0 (E4M3's smallest step is 2^-9). Checked on every
+// non-negative finite float once (docs/PERF.md §8) and on boundaries by the tests.
 KOKKOS_INLINE_FUNCTION std::uint8_t nv_scale_byte(float A) {
   constexpr float kSix = 6.0f, kInvSix = 1.0f / 6.0f;  // fl32(1/6), correctly rounded
   return e4m3_of_nonnegative(quotient(A, kSix, kInvSix));
