@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -32,13 +33,14 @@ template <class T>
 using HostView = Kokkos::View<T, Kokkos::LayoutRight, Kokkos::HostSpace>;
 using HostCounts = Kokkos::View<unsigned long long[uq::kNumCounters], Kokkos::HostSpace>;
 
-// The GPU layout of the writer (16 lanes an item, 8 items a team, three phases) run on
-// the host, each team's threads one after another phase by phase: the same item, phase
-// and store code the device runs, checked here on every case. Returns the counters.
-template <class K, class V, class S, class C>
-uq::Status run_sixteen_lanes(const K& k, const V& v, const S& slots, const C& cache) {
+// The GPU layout of the writer (16 lanes an item, 8 items a team, three phases) run
+// on the host, each team's threads one after another phase by phase: the
+// same item, phase and store code the device runs, checked here on every case. Returns
+// the counters.
+template <int Lanes, class K, class V, class S, class C>
+uq::Status run_gpu_layout(const K& k, const V& v, const S& slots, const C& cache) {
   HostCounts counts("counts");
-  const uq::impl::WriteKvGeneric<HostExec, K, V, S, C, HostCounts, 16> w(k, v, slots, cache, counts);
+  const uq::impl::WriteKvGeneric<HostExec, K, V, S, C, HostCounts, Lanes> w(k, v, slots, cache, counts);
   std::vector<float> scratch(static_cast<std::size_t>(w.kScratchBytes) / sizeof(float));
   for (int t = 0; t < w.league_size(); ++t) {
     // poison: every scratch value a phase reads must have been written by the phase before
@@ -60,21 +62,23 @@ void expect_same_bytes(const std::vector<std::uint8_t>& got, const std::vector<s
                     << "): got " << int(got[i]) << ", reference " << int(want[i]);
 }
 
-// The 16-lane layout on host copies of a case (same views' layout as the device run).
-void expect_sixteen_lanes_match(const WriterCase& c, const std::vector<std::uint8_t>& init,
-                                const std::vector<std::uint8_t>& want, std::uint64_t bad_slots,
-                                std::uint64_t nonfinite) {
+// The GPU layout on host copies of a case (same views' layout as the device run).
+template <int Lanes>
+void expect_gpu_layout_matches(const WriterCase& c, const std::vector<std::uint8_t>& init,
+                               const std::vector<std::uint8_t>& want, std::uint64_t bad_slots,
+                               std::uint64_t nonfinite) {
   HostView<uq::bf16***> k("k", c.T, c.Hk, 256), v("v", c.T, c.Hk, 256);
   for (std::size_t i = 0; i < c.k.size(); ++i) k.data()[i].bits = c.k[i], v.data()[i].bits = c.v[i];
   HostView<std::int64_t*> s("s", c.T);
   for (int t = 0; t < c.T; ++t) s(t) = c.slots[t];
   HostView<std::uint8_t****> cache("cache", c.num_blocks, c.block_size, c.Hk, c.slot_bytes);
   std::copy(init.begin(), init.end(), cache.data());
-  const uq::Status st = run_sixteen_lanes(k, v, s, cache);
-  EXPECT_EQ(st[uq::Counter::bad_slots], bad_slots);
-  EXPECT_EQ(st[uq::Counter::nonfinite_inputs], nonfinite);
+  const uq::Status st = run_gpu_layout<Lanes>(k, v, s, cache);
+  const std::string what = std::to_string(Lanes) + "-lane layout";
+  EXPECT_EQ(st[uq::Counter::bad_slots], bad_slots) << what;
+  EXPECT_EQ(st[uq::Counter::nonfinite_inputs], nonfinite) << what;
   expect_same_bytes(std::vector<std::uint8_t>(cache.data(), cache.data() + cache.size()), want, c.slot_bytes,
-                    "16-lane layout");
+                    what.c_str());
 }
 
 // Runs uq::write_kv and the reference on the same garbage-filled cache; expects equal
@@ -105,7 +109,7 @@ void expect_same_cache(const WriterCase& c, std::uint64_t bad_slots, std::uint64
   EXPECT_EQ(st[uq::Counter::bad_slots], bad_slots);
   EXPECT_EQ(st[uq::Counter::nonfinite_inputs], nonfinite);
   expect_same_bytes(to_host(cache), want, c.slot_bytes, "uq::write_kv");
-  expect_sixteen_lanes_match(c, init, want, bad_slots, nonfinite);
+  expect_gpu_layout_matches<16>(c, init, want, bad_slots, nonfinite);
 }
 
 WriterCase random_case(int T, int Hk, int block_size, int slot_bytes, std::uint64_t seed) {

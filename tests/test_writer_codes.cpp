@@ -1,8 +1,9 @@
 // The writers' code functions (uq/impl/writer_codes.hpp: the multiply-add search of
 // the GPUs, the integer count of the hosts) against the definitional comparisons of the spec (ultraquant::fp4_code_ties_down,
 // nvfp4::e2m1_code_nearest_even): every float within 2^15 ulps of each threshold and of
-// zero, both signs, plus random and extreme values; and the fused-multiply-add quotient
-// of the index writer against IEEE division for every E4M3 scale.
+// zero, both signs, plus random and extreme values; the fused-multiply-add quotient
+// of the index writer against IEEE division for every E4M3 scale; and its branch-free
+// group scale against the spec's.
 #include "support/test_util.hpp"
 #include "uq/impl/writer_codes.hpp"
 #include "uq/nvfp4.hpp"
@@ -133,9 +134,60 @@ TEST(WriterCodes, FmaQuotientIsCorrectlyRounded) {
   EXPECT_EQ(wrong, 0) << "of " << checked;
 }
 
+// The index writer's branch-free group scale (codes::nv_scale_byte, and the float of a
+// byte) against the spec's nvfp4::scale_byte_for_absmax and codec::e4m3_to_float: every
+// byte; every float A of the binades where A / 6 rounds to 0, crosses the subnormal
+// E4M3 range into the normal one, lies inside it, and saturates at 448; every A within
+// 2^12 ulps of 6 times each rounding midpoint (and each value) of E4M3; random A.
+std::vector<float> index_scale_boundaries() {
+  std::vector<float> out;
+  for (unsigned b = 0; b < 0x7e; ++b) {
+    const double lo = uq::codec::e4m3_to_float(static_cast<std::uint8_t>(b));
+    const double hi = uq::codec::e4m3_to_float(static_cast<std::uint8_t>(b + 1));
+    for (double f : {lo, 0.5 * (lo + hi)})
+      if (f > 0) around(static_cast<float>(6.0 * f), 1u << 12, [&](float A) { if (A >= 0) out.push_back(A); });
+  }
+  around(6.0f * 448.0f, 1u << 12, [&](float A) { if (A >= 0) out.push_back(A); });
+  around(6.0f * 464.0f, 1u << 12, [&](float A) { if (A >= 0) out.push_back(A); });
+  return out;
+}
+
+TEST(WriterCodes, BranchFreeIndexScaleMatchesTheSpec) {
+  for (unsigned b = 0; b <= 0x7e; ++b) {
+    const auto byte = static_cast<std::uint8_t>(b);
+    EXPECT_EQ(float_bits(uq::impl::codes::e4m3_nonnegative_to_float(byte)), float_bits(uq::codec::e4m3_to_float(byte)))
+        << "byte " << b;
+  }
+  long checked = 0, wrong = 0;
+  auto check = [&](float A) {
+    ++checked;
+    const unsigned want = uq::nvfp4::scale_byte_for_absmax(A), got = uq::impl::codes::nv_scale_byte(A);
+    if (got != want && ++wrong <= 10)
+      ADD_FAILURE() << "A = " << A << " (bits 0x" << std::hex << float_bits(A) << std::dec << "): got " << got
+                    << ", spec " << want;
+  };
+  // A / 6 in [2^-10.6, 2^-9.6) (the step from 0 to 2^-9), [2^-7.6, 2^-6.6) and [2^-6.6,
+  // 2^-5.6) (E4M3 subnormals and the step into the normals), [2^-2.6, 2^-1.6), and
+  // [2^8.4, 2^9.4) (the saturation at 448)
+  for (std::uint32_t expfield : {127u - 8u, 127u - 5u, 127u - 4u, 127u, 127u + 11u})
+    for (std::uint32_t m = 0; m < (1u << 23); ++m) check(bits_float((expfield << 23) | m));
+  for (float A : index_scale_boundaries()) check(A);
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<std::uint32_t> finite_bits(0, 0x7f7fffffu);
+  for (int i = 0; i < 1 << 20; ++i) check(bits_float(finite_bits(rng)));
+  for (float A : {0.0f, std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::min(),
+                  std::numeric_limits<float>::max()})
+    check(A);
+  EXPECT_EQ(wrong, 0) << "of " << checked;
+}
+
 // A free function: a device lambda may not live in a test body (a private member).
 template <class F, class U>
-void run_kernel_forms(const F& dy, const F& dqx, const F& dqs, const U& uq_codes, const U& nv_codes, const F& quot) {
+void run_kernel_forms(const F& dy, const F& dqx, const F& dqs, const U& uq_codes, const U& nv_codes, const F& quot,
+                      const F& dA, const U& scales) {
+  Kokkos::parallel_for(
+      "test::scales", Kokkos::RangePolicy<uqtest::Exec>(0, static_cast<int>(dA.extent(0))),
+      KOKKOS_LAMBDA(const int i) { scales(i) = uq::impl::codes::nv_scale_byte(dA(i)); });
   Kokkos::parallel_for(
       "test::codes", Kokkos::RangePolicy<uqtest::Exec>(0, static_cast<int>(dy.extent(0))), KOKKOS_LAMBDA(const int i) {
         uq_codes(i) = uq::impl::codes::uq_code_of_twice_y(dy(i));
@@ -170,7 +222,12 @@ TEST(WriterCodes, KernelFormsMatchTheSpec) {
   auto dqs = uqtest::to_device(qs, "qs", nq);
   uqtest::DeviceView<unsigned*> uq_codes("uq", n), nv_codes("nv", n);
   uqtest::DeviceView<float*> quot("quot", nq);
-  run_kernel_forms(dy, dqx, dqs, uq_codes, nv_codes, quot);
+  const std::vector<float> As = index_scale_boundaries();
+  const int na = static_cast<int>(As.size());
+  auto dA = uqtest::to_device(As, "A", na);
+  uqtest::DeviceView<unsigned*> scales("scales", na);
+  run_kernel_forms(dy, dqx, dqs, uq_codes, nv_codes, quot, dA, scales);
+  const auto hs = uqtest::to_host(scales);
   const auto hu = uqtest::to_host(uq_codes), hn = uqtest::to_host(nv_codes);
   const auto hq = uqtest::to_host(quot);
   long wrong = 0;
@@ -184,6 +241,10 @@ TEST(WriterCodes, KernelFormsMatchTheSpec) {
   for (int i = 0; i < nq; ++i)
     if (float_bits(hq[i]) != float_bits(qx[i] / qs[i]) && ++wrong <= 10)
       ADD_FAILURE() << "x = " << qx[i] << ", s = " << qs[i] << ": quotient " << hq[i] << ", x / s " << qx[i] / qs[i];
+  for (int i = 0; i < na; ++i)
+    if (hs[i] != uq::nvfp4::scale_byte_for_absmax(As[i]) && ++wrong <= 10)
+      ADD_FAILURE() << "A = " << As[i] << ": scale byte " << hs[i] << ", spec "
+                    << unsigned(uq::nvfp4::scale_byte_for_absmax(As[i]));
   EXPECT_EQ(wrong, 0);
 }
 

@@ -102,5 +102,18 @@ inline void require(bool cond, const char* function, const std::string& argument
   if (!cond) throw Error(function, argument, expected, actual);
 }
 
+// The same with the words as literals and the value as a literal or an integer: nothing
+// is composed unless the check fails. (A writer runs its checks on every call whose
+// views changed, and composing strings there costs as much as the rest of a one-token
+// call on a host.)
+inline void require(bool cond, const char* function, const char* argument, const char* expected,
+                    const char* actual) {
+  if (!cond) throw Error(function, argument, expected, actual);
+}
+inline void require(bool cond, const char* function, const char* argument, const char* expected,
+                    std::int64_t actual) {
+  if (!cond) throw Error(function, argument, expected, str(actual));
+}
+
 }  // namespace impl
 }  // namespace uq

@@ -97,7 +97,7 @@ class IndexKeyWriter {
     impl::require_extent(fn, "keys", keys, 1, nvfp4::kHeadDim, "index head dim");
     impl::require_extent(fn, "slot_mapping", slot_mapping, 0, T, "num_tokens = keys.extent(0)");
     impl::require(T <= std::numeric_limits<int>::max(), fn, "keys", "extent(0) (num_tokens) <= 2^31 - 1",
-                  impl::str(T));
+                  T);
     impl::require_no_alias(fn, "index_cache", index_cache, "keys", keys);
     impl::require_no_alias(fn, "index_cache", index_cache, "slot_mapping", slot_mapping);
   }

@@ -89,7 +89,7 @@ class KvWriter {
       impl::require_extent(fn, "v", v, d, static_cast<std::int64_t>(k.extent(d)), "same shape as k");
     impl::require_extent(fn, "slot_mapping", slot_mapping, 0, T, "num_tokens = k.extent(0)");
     impl::require(T * geo.num_kv_heads * 2 <= std::numeric_limits<int>::max(), fn, "k",
-                  "num_tokens * num_kv_heads * 2 <= 2^31 - 1", impl::str(T * geo.num_kv_heads * 2));
+                  "num_tokens * num_kv_heads * 2 <= 2^31 - 1", T * geo.num_kv_heads * 2);
     impl::require_no_alias(fn, "kv_cache", kv_cache, "k", k);
     impl::require_no_alias(fn, "kv_cache", kv_cache, "v", v);
     impl::require_no_alias(fn, "kv_cache", kv_cache, "slot_mapping", slot_mapping);

@@ -51,7 +51,8 @@ template <class View>
 void require_extent(const char* function, const char* argument, const View& v, int dim,
                     std::int64_t expected, const char* what) {
   const std::int64_t got = static_cast<std::int64_t>(v.extent(dim));
-  require(got == expected, function, argument,
+  if (got == expected) return;  // the message is composed only for a failure
+  require(false, function, argument,
           "extent(" + str(dim) + ") == " + str(expected) + " (" + what + ")", str(got));
 }
 
@@ -61,7 +62,8 @@ void require_stride(const char* function, const char* argument, const View& v, i
   // A dimension of extent 1 may carry any stride.
   if (v.extent(dim) <= 1) return;
   const std::int64_t got = static_cast<std::int64_t>(v.stride(dim));
-  require(got == expected, function, argument,
+  if (got == expected) return;
+  require(false, function, argument,
           "stride(" + str(dim) + ") == " + str(expected) + " (" + what + ")", str(got));
 }
 
@@ -80,7 +82,8 @@ void require_no_alias(const char* function, const char* out_name, const Out& out
   std::uintptr_t o0, o1, i0, i1;
   byte_range(out, o0, o1);
   byte_range(in, i0, i1);
-  require(o1 <= i0 || i1 <= o0, function, out_name,
+  if (o1 <= i0 || i1 <= o0) return;
+  require(false, function, out_name,
           std::string("memory disjoint from '") + in_name + "'", "overlapping memory");
 }
 

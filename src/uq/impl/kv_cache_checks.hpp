@@ -26,12 +26,12 @@ KvCacheGeometry check_kv_cache(const char* function, const CacheView& cache) {
   const std::int64_t bs = static_cast<std::int64_t>(cache.extent(1));
   const std::int64_t slot = static_cast<std::int64_t>(cache.extent(3));
   require(is_decode_block_size(bs), function, "kv_cache", "extent(1) (block_size) in {16, 32, 64, 128, 256}",
-          str(bs));
+          bs);
   require(slot >= ultraquant::kSlotContent && slot % 4 == 0 && slot < (1 << 20), function, "kv_cache",
-          "extent(3) (slot_bytes) >= 272 and a multiple of 4", str(slot));
+          "extent(3) (slot_bytes) >= 272 and a multiple of 4", slot);
   require(cache.extent(2) >= 1, function, "kv_cache", "extent(2) (num_kv_heads) >= 1", "0");
   require(cache.extent(2) <= static_cast<std::size_t>(std::numeric_limits<int>::max()), function, "kv_cache",
-          "extent(2) (num_kv_heads) <= 2^31 - 1", str(static_cast<std::int64_t>(cache.extent(2))));
+          "extent(2) (num_kv_heads) <= 2^31 - 1", static_cast<std::int64_t>(cache.extent(2)));
   g.block_size = static_cast<int>(bs);
   g.num_kv_heads = static_cast<int>(cache.extent(2));
   g.slot_bytes = static_cast<int>(slot);
@@ -43,7 +43,7 @@ KvCacheGeometry check_kv_cache(const char* function, const CacheView& cache) {
     const std::int64_t block_stride = static_cast<std::int64_t>(cache.stride(0));
     require(block_stride >= slot * g.num_kv_heads * bs, function, "kv_cache",
             "stride(0) >= block_size * num_kv_heads * slot_bytes (blocks do not overlap)",
-            str(block_stride));
+            block_stride);
   }
   return g;
 }

@@ -3,17 +3,22 @@
 //
 // One vector lane per (token, scale group of 16): on a GPU a team is 16 threads (one
 // token each) of kVector = 8 lanes (one group each); on a host one thread of one lane
-// does a team's 16 tokens and their 8 groups in turn. A lane needs nothing from the others: it reads its 16 values
-// (two or four 16-byte loads when the rows allow them), takes their absmax A, the scale
+// does a team's 16 tokens and their 8 groups in turn. A lane needs nothing from the
+// others: it reads its 16 values (two or four 16-byte loads when the rows allow them;
+// issued together with the slot's load, before anything waits on the slot, so the two
+// memory latencies overlap), takes their absmax A, the scale
 // byte e4m3(fl32(A / 6)), and the 16 E2M1 codes of fl32(x / s), and stores the 8 code
 // bytes as two 4-byte words (page offset t*64 + 8g) and its scale byte (8192 + t*8 + g:
-// the 8 lanes of a token write 8 consecutive bytes). The only exchange is the vector
-// reduction that tells whether any of a token's groups was not finite, so that the
-// token is counted once. No team barrier; one launch (league = ceil(T / kTokens)).
+// the 8 lanes of a token write 8 consecutive bytes). No exchange between the lanes (a
+// token with non-finite groups is counted by its first such group's lane, which
+// re-reads the groups before it) and no team barrier; one launch (league =
+// ceil(T / kTokens)).
 //
 // On a GPU fl32(x / s) is x * (1/s) corrected by one fused multiply-add step
 // (codes::quotient), correctly rounded like the division it replaces; the code is the
-// multiply-add search of uq/impl/writer_codes.hpp.
+// multiply-add search of uq/impl/writer_codes.hpp. The scale byte and its float come
+// from codes::nv_scale_byte / e4m3_nonnegative_to_float: the spec's rounding on the
+// bits, without the branches and integer conversions of the definitional functions.
 #pragma once
 
 #include "uq/impl/status_counters.hpp"
@@ -71,10 +76,8 @@ struct WriteIndexKeysGeneric {
     }
   }
 
-  // Writes group g of the token at page position pos; returns whether it was finite.
-  KOKKOS_INLINE_FUNCTION bool write_group(std::int64_t token, int g, std::uint8_t* page, int pos) const {
-    float x[nvfp4::kGroup];
-    load_group(token, g, x);
+  // Writes group g (its 16 values x) at page position pos; returns whether it was finite.
+  KOKKOS_INLINE_FUNCTION bool write_group(const float* x, int g, std::uint8_t* page, int pos) const {
     // max |x| on the bits, as a tree (see max_abs_bits in write_kv_generic.hpp)
     std::int32_t m[nvfp4::kGroup];
     for (int j = 0; j < nvfp4::kGroup; ++j) m[j] = static_cast<std::int32_t>(codec::float_bits(x[j]) & 0x7fffffffu);
@@ -82,8 +85,8 @@ struct WriteIndexKeysGeneric {
       for (int j = 0; j < w; ++j) m[j] = m[j + w] > m[j] ? m[j + w] : m[j];
     const std::uint32_t amax = static_cast<std::uint32_t>(m[0]);
     const bool finite = amax < 0x7f800000u;  // else written as a zero group
-    const std::uint8_t scale_byte = finite ? nvfp4::scale_byte_for_absmax(codec::bits_float(amax)) : std::uint8_t{0};
-    const float s = codec::e4m3_to_float(scale_byte);
+    const std::uint8_t scale_byte = finite ? codes::nv_scale_byte(codec::bits_float(amax)) : std::uint8_t{0};
+    const float s = codes::e4m3_nonnegative_to_float(scale_byte);
     std::uint32_t words[2] = {0, 0};
     if (s != 0.0f) {
       const float r = 1.0f / s;
@@ -100,25 +103,39 @@ struct WriteIndexKeysGeneric {
     return finite;
   }
 
+  // A token with non-finite groups is counted once, by its first such group's lane: the
+  // rare path re-reads the groups before it (no exchange between the lanes on the
+  // common path, where a vector reduction cost every lane a few percent of its work).
+  KOKKOS_INLINE_FUNCTION bool first_nonfinite_group(std::int64_t row, int g) const {
+    for (int h = 0; h < g; ++h) {
+      float x[nvfp4::kGroup];
+      load_group(row, h, x);
+      for (int j = 0; j < nvfp4::kGroup; ++j)
+        if ((codec::float_bits(x[j]) & 0x7fffffffu) >= 0x7f800000u) return false;
+    }
+    return true;
+  }
+
+  // The slot and the key rows are loaded before anything waits on the slot (a token
+  // past the end reads the last token's keys and writes nothing), so that the two
+  // loads overlap rather than follow each other.
   KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
     const std::int64_t t0 = static_cast<std::int64_t>(team.league_rank()) * kTokens;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kTokens), [&](int i) {
       const std::int64_t token = t0 + i;
-      if (token >= num_tokens) return;
-      const std::int64_t slot = static_cast<std::int64_t>(slots(token));
-      if (slot < 0) return;  // skipped token: its slot is untouched
-      if (slot >= num_slots) {
-        Kokkos::single(Kokkos::PerThread(team), [&]() { count(counts, Counter::bad_slots); });
-        return;
-      }
-      std::uint8_t* page = &cache(slot / nvfp4::kBlockTokens, 0);
-      const int pos = static_cast<int>(slot % nvfp4::kBlockTokens);
-      int bad_groups = 0;
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(team, nvfp4::kGroups),
-          [&](int g, int& bad) { bad += write_group(token, g, page, pos) ? 0 : 1; }, bad_groups);
+      const bool in_range = token < num_tokens;
+      const std::int64_t row = in_range ? token : num_tokens - 1;
+      const std::int64_t slot = in_range ? static_cast<std::int64_t>(slots(row)) : std::int64_t{-1};
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nvfp4::kGroups), [&](int g) {
+        float x[nvfp4::kGroup];
+        load_group(row, g, x);
+        if (slot < 0 || slot >= num_slots) return;  // skipped token (untouched), or counted below
+        std::uint8_t* page = &cache(slot / nvfp4::kBlockTokens, 0);
+        const int pos = static_cast<int>(slot % nvfp4::kBlockTokens);
+        if (!write_group(x, g, page, pos) && first_nonfinite_group(row, g)) count(counts, Counter::nonfinite_inputs);
+      });
       Kokkos::single(Kokkos::PerThread(team), [&]() {
-        if (bad_groups) count(counts, Counter::nonfinite_inputs);
+        if (slot >= num_slots) count(counts, Counter::bad_slots);
       });
     });
   }

@@ -7,16 +7,20 @@
 //
 // GPU (kLanes = 16, kSpan = 16; 8 items, 128 threads a team), three phases separated by
 // the team's two barriers, every thread busy in each:
-//   1. Two 16-byte loads of K and two of V per lane (issued before anything waits on the
-//      slot). K: WHT stages 0-3 in registers (they pair elements 1, 2, 4, 8 apart, all
-//      inside the lane's 16), the 16 values to team scratch. V: the lane's partial
-//      maximum to scratch.
+//   1. The loads, the slot's first and then two 16-byte loads of K and two of V per lane,
+//      all in flight before anything waits on the slot (a branch on it first would hold
+//      the row loads back by a whole memory latency). K: WHT stages 0-3 in registers
+//      (they pair elements 1, 2, 4, 8 apart, all inside the lane's 16), the 16 values to
+//      team scratch. V: the lane's partial maximum to scratch.
 //   2. K: lane c reads column c (elements c + 16 i), WHT stages 4-7 in registers (they
 //      pair i's 1, 2, 4, 8 apart), writes it back (the 1/16 is folded into the
 //      quantisation). V: the group's maximum from the partner lane's partial (lane ^ 1
 //      holds the other half of the group of 32), its scale byte, the lane's 16 codes
 //      stored as two 4-byte words, the even lane also the scale byte.
 //   3. K: the lane reads its row and its partner's, and quantises and stores as V did.
+// (A 32-lane layout with K and V on separate warps halved a lane's chain but added a
+// third to the instructions per item, and was slower on the H200 from T = 4096 on and
+// no faster below: docs/PERF.md §8.)
 // Each butterfly sees the spec's inputs in the spec's stage order, so the rotated values
 // are the spec's bits. The codes are the multiply-add search of writer_codes.hpp, with
 // the group's 2^(1-e) (and K's 1/16) folded into its multiply-adds where that is exact.
@@ -29,11 +33,13 @@
 // so every exchange is ordered by a documented team barrier, and a lane's registers are
 // its own from phase to phase.
 //
-// Host (kLanes = 1, kSpan = 256; one item a team): one thread does the item with plain
-// loops over the row (WHT two stages a pass, then the groups, the codes as integer
-// counts: uq/impl/writer_codes.hpp), which vectorise; no scratch, no barrier.
+// Host (kLanes = 1, kSpan = 256): one item per index of a RangePolicy (no team to set
+// up per call); one thread does the item with plain loops over the row (WHT two stages
+// a pass, then the groups, the codes as integer counts: uq/impl/writer_codes.hpp), which
+// vectorise; no scratch, no barrier.
 //
-// One launch per call: one team per kItems items (league = ceil(T * Hk / kItems)).
+// One launch per call: one team per kItems items (league = ceil(T * Hk / kItems)), or
+// one range of T * Hk items on a host.
 #pragma once
 
 #include "uq/impl/status_counters.hpp"
@@ -200,6 +206,8 @@ struct WriteKvGeneric {
   using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kTeam, 8>,
                                     Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>;
   using member = typename policy::member_type;
+  // Hosts: one item per index of a range.
+  using host_policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
 
   KView k;
   VView v;
@@ -226,13 +234,15 @@ struct WriteKvGeneric {
     aligned_words = wio::words_are_aligned(cache, 4);
   }
 
-  // One thread's share: which item and lane, and where the item's slot is (null when the
-  // slot is negative, skipped, or out of range, counted here once per token).
+  // One thread's share: which item and lane, and (from locate, once the row loads are in
+  // flight) where the item's slot is: null when the slot is negative, skipped, or out
+  // of range (counted there once per token).
   // (The token is clamped into range for the last team's spare items: the 16-lane
   // phases compute on it and store nothing, so that no branch waits on the slot.)
   struct Item {
     std::int64_t token;
     int head, lane, local_item;
+    bool valid;
     std::uint8_t* dst;
   };
 
@@ -241,30 +251,44 @@ struct WriteKvGeneric {
     it.lane = team_rank % kLanes;
     it.local_item = team_rank / kLanes;
     const int item = league_rank * kItems + it.local_item;  // 32-bit: a 64-bit division is a long subroutine
-    const int clamped = item < num_items ? item : num_items - 1;
+    it.valid = item < num_items;
+    const int clamped = it.valid ? item : num_items - 1;
     it.token = clamped / num_heads;
     it.head = clamped - static_cast<int>(it.token) * num_heads;
-    const std::int64_t slot = item < num_items ? static_cast<std::int64_t>(slots(it.token)) : -1;
+    it.dst = nullptr;
+    return it;
+  }
+
+  // The slot value, issued before the row loads and consumed after them (locate), so
+  // that the rows never wait for it (-1 for a spare item).
+  KOKKOS_INLINE_FUNCTION std::int64_t slot_of(const Item& it) const {
+    return it.valid ? static_cast<std::int64_t>(slots(it.token)) : std::int64_t{-1};
+  }
+
+  KOKKOS_INLINE_FUNCTION void locate(Item& it, std::int64_t slot) const {
     if (slot >= num_slots && it.head == 0 && it.lane == 0) count(counts, Counter::bad_slots);
     it.dst = slot >= 0 && slot < num_slots
                  ? &cache(slot >> block_shift, slot & ((std::int64_t{1} << block_shift) - 1), it.head, 0)
                  : nullptr;
-    return it;
   }
 
+  // GPU: one team, three phases separated by two barriers.
   KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
-    const Item it = item_of(team.league_rank(), team.team_rank());
-    if constexpr (kLanes == 1) {
-      if (it.dst) write_item(it.token, it.head, it.dst);
-    } else {
-      float* scratch = static_cast<float*>(team.team_shmem().get_shmem(int{kScratchBytes}));
-      float vmine[kSpan];  // the lane's V values, kept from phase 1 to phase 2
-      phase1(it, scratch, vmine);
-      team.team_barrier();
-      phase2(it, scratch, vmine);
-      team.team_barrier();
-      phase3(it, scratch);
-    }
+    Item it = item_of(team.league_rank(), team.team_rank());
+    float* scratch = static_cast<float*>(team.team_shmem().get_shmem(int{kScratchBytes}));
+    float vmine[kSpan];  // the lane's V values, kept from phase 1 to phase 2
+    phase1(it, scratch, vmine);
+    team.team_barrier();
+    phase2(it, scratch, vmine);
+    team.team_barrier();
+    phase3(it, scratch);
+  }
+
+  // Hosts: one item.
+  KOKKOS_INLINE_FUNCTION void operator()(const int item) const {
+    Item it = item_of(item, 0);
+    locate(it, slot_of(it));
+    if (it.dst) write_item(it.token, it.head, it.dst);
   }
 
   // The 16-lane phases of one team on the host, thread after thread and phase after
@@ -365,16 +389,18 @@ struct WriteKvGeneric {
 
   // The phases compute for every item (stores and flags only where the slot is
   // valid): the loads do not wait for the slot, and no lane diverges on it.
-  KOKKOS_INLINE_FUNCTION void phase1(const Item& it, float* scratch, float* vmine) const {
+  KOKKOS_INLINE_FUNCTION void phase1(Item& it, float* scratch, float* vmine) const {
     const int lane = it.lane;
     float* rows = rows_of(it, scratch);
     if (lane == 0) flags_of(it, scratch)[0] = flags_of(it, scratch)[1] = 0.0f;
+    const std::int64_t slot = slot_of(it);
     float x[kSpan];
     load_row<kSpan>(k, chunked, it.token, it.head, kSpan * lane, x);
     load_row<kSpan>(v, chunked, it.token, it.head, kSpan * lane, vmine);
     wht_local<kSpan>(x);  // stages 0..3
     scratch_store16(rows + kRowPitch * lane, x);
     rows[kRowPitch * lane + kPartial] = codec::bits_float(static_cast<std::uint32_t>(max_abs_bits<kSpan>(vmine)));
+    locate(it, slot);
   }
 
   KOKKOS_INLINE_FUNCTION void phase2(const Item& it, float* scratch, const float* vmine) const {
@@ -411,9 +437,13 @@ struct WriteKvGeneric {
 
   void launch(const ExecSpace& exec) const {
     if (num_items == 0) return;
-    policy p(exec, league_size(), kTeam);
-    if (kScratchBytes > 0) p.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
-    Kokkos::parallel_for("uq::write_kv", p, *this);
+    if constexpr (kLanes == 1) {
+      Kokkos::parallel_for("uq::write_kv", host_policy(exec, 0, num_items), *this);
+    } else {
+      policy p(exec, league_size(), kTeam);
+      p.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
+      Kokkos::parallel_for("uq::write_kv", p, *this);
+    }
   }
 };
 

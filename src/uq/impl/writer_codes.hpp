@@ -166,7 +166,11 @@ inline constexpr float kPred175 = 1.75f - 0x1p-23f;
 inline constexpr float kPred350 = 3.5f - 0x1p-22f;
 
 KOKKOS_INLINE_FUNCTION CodeTerms nv_code_terms(float y) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  const float a = fabsf(y);  // an operand modifier of the multiply-adds below, not an instruction
+#else
   const float a = codec::bits_float(codec::float_bits(y) & 0x7fffffffu);  // |y|
+#endif
   CodeTerms c;
   c.t1 = above(a, -kPred175 * kB);  // a >= 1.75
   // a >= 3.5 : a >= 0.75. The two thresholds differ in 26 bits, so the select is two
@@ -241,6 +245,33 @@ KOKKOS_INLINE_FUNCTION void nv_code_words16(const float* y, std::uint32_t* words
 #endif
 }
 
+// The group scale of the index writer without branches or conversions (the spec's
+// nvfp4::scale_byte_for_absmax and codec::e4m3_to_float branch on every range and
+// convert to and from integers: on a GPU a chain of ~60 instructions per group, a third
+// of a lane's non-code work). For a finite f >= 0, e4m3(f) rounded to nearest even and
+// saturating to 448 (0x7e): on and above 2^-6 the float's mantissa rounded to 3 bits
+// on the bits (add 2^19 - 1 plus the kept lowest bit, drop 20 bits: a carry moves into
+// the exponent as it should), the exponent rebased from 127 to 7 (minus 120 << 3);
+// below 2^-6 the multiples of 2^-9, f * 512 (exact) rounded to an integer by the 2^23
+// bias. tests/test_writer_codes.cpp compares it with the spec's on every float of the
+// binades that reach each range and around every rounding boundary.
+KOKKOS_INLINE_FUNCTION std::uint8_t e4m3_of_nonnegative(float f) {
+  const std::uint32_t u = codec::float_bits(f);
+  const std::uint32_t normal = ((u + 0x7FFFFu + ((u >> 20) & 1u)) >> 20) - (120u << 3);
+  const std::uint32_t subnormal = codec::float_bits(f * 512.0f + kMagic) - 0x4B000000u;  // 0..8 (8 = 2^-6)
+  const std::uint32_t code = f < 0.015625f ? subnormal : (normal < 0x7eu ? normal : 0x7eu);
+  return static_cast<std::uint8_t>(code);
+}
+
+// codec::e4m3_to_float of a byte 0..0x7e (a non-negative finite E4M3): the exponent and
+// mantissa fields rebased into a float's, or for the subnormals (byte < 8) byte * 2^-9.
+KOKKOS_INLINE_FUNCTION float e4m3_nonnegative_to_float(std::uint8_t b) {
+  const std::uint32_t x = b;
+  const float normal = codec::bits_float((x + (120u << 3)) << 20);
+  const float subnormal = (codec::bits_float(0x4B000000u | x) - kMagic) * 0x1p-9f;  // exact
+  return x < 8u ? subnormal : normal;
+}
+
 // fl32(x / s) for a scale s > 0 and r = fl32(1 / s). With a fused multiply-add the
 // quotient is q0 = x r, its exact residual x - q0 s, and one correction step, which
 // gives the correctly rounded quotient (Markstein's theorem: r correctly rounded, q0
@@ -265,6 +296,16 @@ KOKKOS_INLINE_FUNCTION float quotient(float x, float s, float r) {
   (void)r;
   return x / s;
 #endif
+}
+
+// nvfp4::scale_byte_for_absmax(A) for a finite A >= 0: e4m3(fl32(A / 6)), the quotient
+// by quotient() above (on a GPU three multiply-adds for a division sequence with a
+// slow-path branch): correctly rounded wherever A / 6 >= 2^-126, and below that every
+// candidate rounds to the byte 0 (E4M3's smallest step is 2^-9). Checked on every
+// non-negative finite float once (docs/PERF.md §8) and on boundaries by the tests.
+KOKKOS_INLINE_FUNCTION std::uint8_t nv_scale_byte(float A) {
+  constexpr float kSix = 6.0f, kInvSix = 1.0f / 6.0f;  // fl32(1/6), correctly rounded
+  return e4m3_of_nonnegative(quotient(A, kSix, kInvSix));
 }
 
 }  // namespace codes
