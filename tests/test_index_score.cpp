@@ -1,10 +1,9 @@
-// uq::score against the float64 reference: the full L x QL x H matrix with init/local
-// in {0, 1, 2} (ragged batches with zero-length requests, shuffled block tables,
-// strided q and scores, poisoned score buffers), random code bytes, q = 0, saturated
-// keys, NaN scale bytes, an unaligned cache, bad block ids and lengths (masked and
-// counted), plan reuse, and every host error path. Every data case runs on each path this
-// build has for the device: the generic kernel, and the tuned one where it exists (sm90 on an
-// H200), both against the same reference.
+// uq::score on each path this build has for the device (the generic kernel, and the tuned
+// one where it exists: sm90 on an H200), against the float64 reference: the shared data cases
+// of tests/score_cases.hpp (the matrix, random code bytes, q = 0, saturated keys, NaN scale
+// bytes) stamped for these paths, then what only the device paths have: an unaligned cache,
+// bad block ids and lengths (masked and counted), plan reuse, and every host error path.
+#include "support/score_path.hpp"
 #include "test_index_common.hpp"
 #include "uq/score.hpp"
 
@@ -12,10 +11,38 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
+
+namespace uqtest {
+namespace index {
+
+// A device path: uq::ScorePlan with one backend (run_score: q and scores dense, or strided
+// for odd variants).
+class DeviceScorePath : public ScorePath {
+ public:
+  explicit DeviceScorePath(uq::Backend backend) : backend_(backend) {}
+  std::string name() const override { return uq::backend_name(backend_); }
+  RunResult run(const ScoreCase& c, int variant) const override { return run_score(c, variant % 2 == 1, backend_); }
+
+ private:
+  uq::Backend backend_;
+};
+
+std::vector<std::unique_ptr<ScorePath>> score_paths() {
+  std::vector<std::unique_ptr<ScorePath>> paths;
+  for (const uq::Backend backend : backends_to_test()) paths.push_back(std::make_unique<DeviceScorePath>(backend));
+  return paths;
+}
+
+}  // namespace index
+}  // namespace uqtest
+
+#define UQ_SCORE_PREFIX Index
+#include "score_cases.hpp"
 
 namespace {
 
@@ -24,139 +51,6 @@ using namespace uqtest::index;
 
 using ScoreView = Kokkos::View<float***, Kokkos::LayoutRight, Mem>;
 using QView = Kokkos::View<std::uint8_t***, Kokkos::LayoutRight, Mem>;
-
-void check_case(const ScoreCase& c, bool strided, const std::vector<double>& key_max, const std::string& case_name,
-                uq::Backend backend, ScoreComparison* total = nullptr) {
-  const std::string what = std::string(uq::backend_name(backend)) + ": " + case_name;
-  const std::vector<float> ref = reference_scores(c);
-  const RunResult got = run_score(c, strided, backend);
-  const ScoreComparison cmp = compare_scores(c, ref, got.scores, key_max, what);
-  EXPECT_TRUE(got.status.ok()) << what << ": " << got.status.describe();
-  if (!total)
-    std::printf("[%s] %lld exact, %lld within tolerance (largest error / spec tolerance = %.3g), %lld untouched\n",
-                what.c_str(), static_cast<long long>(cmp.exact), static_cast<long long>(cmp.close),
-                cmp.worst_spec_ratio, static_cast<long long>(cmp.poison));
-  if (total) *total += cmp;
-}
-
-// ---------------------------------------------------------------- the matrix
-// L in {0, 1, 4, 127, 128, 129, 130, 513, 4096} as one ragged batch (with two extra
-// zero-length requests) for every QL in {1, 2, 4, 8, 16, 32} and H in {1, 2, 4} with
-// H * QL <= 32, and every (init, local) in {0, 1, 2}^2: 135 calls, each on one cache
-// shared through shuffled block tables.
-TEST(IndexScore, Matrix) {
-  for (const uq::Backend backend : backends_to_test()) {
-    SCOPED_TRACE(uq::backend_name(backend));
-    std::mt19937_64 rng(21);
-    const std::int64_t NB = 61;
-    ScoreCase base;
-    base.cache = random_cache(rng, NB, false);
-    const std::vector<double> key_max = page_key_maxima(base.cache);
-    ScoreComparison total;
-    int config = 0;
-    for (int QL : {1, 2, 4, 8, 16, 32})
-      for (int H : {1, 2, 4}) {
-        if (H * QL > 32) continue;
-        for (int init = 0; init <= 2; ++init)
-          for (int local = 0; local <= 2; ++local) {
-            ScoreCase c = base;
-            c.seq_lens = {0, 1, 4, 127, 128, 129, 0, 130, 513, 4096};
-            std::shuffle(c.seq_lens.begin(), c.seq_lens.end(), rng);
-            c.num_reqs = static_cast<int>(c.seq_lens.size());
-            c.query_len = QL;
-            c.heads = H;
-            c.init_blocks = init;
-            c.local_blocks = local;
-            c.max_blocks = 33;  // one more than the longest request needs
-            c.S = c.max_blocks + 3;
-            c.tables = shuffled_tables(rng, c.seq_lens, c.max_blocks, NB);
-            c.q = random_q(rng, c.rows() * H * kD);
-            const std::string what = "QL=" + std::to_string(QL) + " H=" + std::to_string(H) +
-                                     " init=" + std::to_string(init) + " local=" + std::to_string(local);
-            check_case(c, (config++ % 2) == 1, key_max, what, backend, &total);
-          }
-      }
-    EXPECT_EQ(total.failures, 0);
-    // The matrix exercised every kind of entry.
-    EXPECT_GT(total.exact, 1000);
-    EXPECT_GT(total.close, 10000);
-    EXPECT_GT(total.poison, 1000);
-    std::printf("[matrix, %s] %lld exact, %lld within tolerance (%lld where the derived fp32 bound exceeds the spec's;"
-                " largest error / spec tolerance = %.3g), %lld untouched\n",
-                uq::backend_name(backend), static_cast<long long>(total.exact), static_cast<long long>(total.close),
-                static_cast<long long>(total.bound_used), total.worst_spec_ratio, static_cast<long long>(total.poison));
-  }
-}
-
-// ---------------------------------------------------------------- data corner cases
-
-TEST(IndexScore, RandomCodeBytes) {
-  for (const uq::Backend backend : backends_to_test()) {
-    SCOPED_TRACE(uq::backend_name(backend));
-    std::mt19937_64 rng(22);
-    ScoreCase c = simple_case(rng, random_cache(rng, 12, true, 0x60), {700, 255, 1, 257}, 3, 2, 0, 1);
-    check_case(c, true, page_key_maxima(c.cache), "random code bytes", backend);
-    c = simple_case(rng, random_cache(rng, 12, true, 0x7e), {1500}, 5, 4, 1, 0);
-    check_case(c, false, page_key_maxima(c.cache), "random code bytes, all scales", backend);
-  }
-}
-
-// q = 0: every dot is exactly 0, so every computed score is +0 (ties for selection).
-TEST(IndexScore, ZeroQueryGivesZeroScores) {
-  for (const uq::Backend backend : backends_to_test()) {
-    SCOPED_TRACE(uq::backend_name(backend));
-    std::mt19937_64 rng(23);
-    ScoreCase c = simple_case(rng, random_cache(rng, 8, false), {600, 129}, 2, 2, 1, 1);
-    std::fill(c.q.begin(), c.q.end(), 0);
-    check_case(c, false, page_key_maxima(c.cache), "q = 0", backend);
-    const RunResult got = run_score(c, true, backend);
-    int zeros = 0;
-    for (float v : got.scores)
-      if (v == 0.0f) {
-        EXPECT_EQ(bits_of(v), 0u) << "a zero score must be +0";
-        ++zeros;
-      }
-    // Request 0 (L = 600): blocks 1..3 of its 5 are neither init nor local, for both rows
-    // and heads; request 1 (L = 129) has only sentinels and -inf.
-    EXPECT_EQ(zeros, 3 * 2 * 2);
-  }
-}
-
-// Large scales: most k̂ saturate to +-448 and q reaches +-448 too (dots up to ~2.6e7).
-TEST(IndexScore, SaturatedKeysAndLargeQueries) {
-  for (const uq::Backend backend : backends_to_test()) {
-    SCOPED_TRACE(uq::backend_name(backend));
-    std::mt19937_64 rng(24);
-    std::vector<std::uint8_t> cache = random_cache(rng, 6, true, 0x7e);
-    std::uniform_int_distribution<int> big(0x70, 0x7e);
-    for (std::int64_t p = 0; p < 6; ++p)
-      for (int i = 8192; i < kPage; ++i) cache[p * kPage + i] = static_cast<std::uint8_t>(big(rng));
-    ScoreCase c = simple_case(rng, cache, {640, 300}, 2, 1, 0, 0);
-    std::normal_distribution<double> n(0.0, 200.0);
-    for (auto& b : c.q) b = uqref::e4m3_round(n(rng));
-    check_case(c, true, page_key_maxima(c.cache), "saturation", backend);
-  }
-}
-
-// Out-of-contract NaN scale bytes: NaN dots are ignored by the block maximum, and a
-// block whose visible dots are all NaN scores -inf (the reference's documented rule).
-TEST(IndexScore, NanScaleBytesAreIgnoredByTheMaximum) {
-  for (const uq::Backend backend : backends_to_test()) {
-    SCOPED_TRACE(uq::backend_name(backend));
-    std::mt19937_64 rng(25);
-    std::vector<std::uint8_t> cache = random_cache(rng, 3, false);
-    for (int t = 0; t < kBlk; t += 3) cache[0 * kPage + 8192 + t * 8 + (t % 8)] = 0x7f;  // page 0: some tokens
-    for (int t = 0; t < kBlk; ++t) cache[1 * kPage + 8192 + t * 8 + 2] = 0xff;           // page 1: every token
-    ScoreCase c = simple_case(rng, cache, {384}, 1, 2, 0, 0);
-    c.tables = {0, 1, 2};
-    check_case(c, false, std::vector<double>(3 * kD, 448.0), "NaN scales", backend);
-    const RunResult got = run_score(c, false, backend);
-    for (int h = 0; h < 2; ++h) {
-      EXPECT_TRUE(std::isfinite(got.scores[h * c.S + 0]));
-      EXPECT_EQ(got.scores[h * c.S + 1], -std::numeric_limits<float>::infinity());
-    }
-  }
-}
 
 // Cache views whose pages do not start on 16-byte boundaries (offset 1 and 4 bytes).
 TEST(IndexScore, UnalignedCache) {

@@ -14,6 +14,7 @@
 //     this check pins the kernel's data path: dims, tokens, masks, sentinels.)
 //  3. against the generic Kokkos scorer on the same inputs, with the tolerance derived at
 //     generic_bound() below, and with equal status counters.
+#include "support/score_path.hpp"
 #include "test_index_common.hpp"
 
 #include "gfx950/score_emulated.hpp"
@@ -27,6 +28,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
@@ -273,44 +275,6 @@ ScoreCase ragged_case(std::mt19937_64& rng, std::vector<std::int32_t> lens, int 
   return c;
 }
 
-const std::vector<std::int32_t> kMatrixLengths = {0, 1, 4, 127, 128, 129, 130, 513, 4096};
-
-// ---------------------------------------------------------------- the matrix
-// Every (QL, H) with H * QL <= 32 crossed with every (init, local) in {0, 1, 2}^2: 135 cases,
-// each over one ragged batch holding every length of the index test matrix (L = 0, 1, 4,
-// 127, 128, 129, 130, 513, 4096, shuffled), shuffled tables, poisoned scores, the layouts
-// cycling through dense and strided q (byte loads), strided scores, LayoutLeft tables and
-// strided lengths, and knobs as the dispatch chooses them.
-TEST(EmuScore, IndexMatrixAgainstReferenceAndGeneric) {
-  std::mt19937_64 rng(8001);
-  int cases = 0, shapes = 0;
-  double emulated_seconds = 0.0;
-  for (int QL : {1, 2, 4, 8, 16, 32})
-    for (int H : {1, 2, 4}) {
-      if (QL * H > 32) continue;
-      ++shapes;
-      for (int init = 0; init <= 2; ++init)
-        for (int local = 0; local <= 2; ++local) {
-          std::vector<std::int32_t> lens = kMatrixLengths;
-          std::shuffle(lens.begin(), lens.end(), rng);
-          ScoreCase c = ragged_case(rng, lens, QL, H, init, local);
-          Layouts v;
-          v.strided_q = cases % 3 == 1;
-          v.odd_q = cases % 3 == 2;
-          v.strided_scores = cases % 2 == 1;
-          v.left_tables = cases % 4 == 2;
-          v.strided_lens = cases % 5 == 3;
-          const std::string what = "QL=" + std::to_string(QL) + " H=" + std::to_string(H) +
-                                   " init=" + std::to_string(init) + " local=" + std::to_string(local);
-          emulated_seconds += check_case(c, v, what).seconds;
-          ++cases;
-        }
-    }
-  EXPECT_EQ(shapes, 15);
-  EXPECT_EQ(cases, 135);
-  std::printf("[ emu ] index matrix: %d cases, %.1f s in the emulator\n", cases, emulated_seconds);
-}
-
 // The causal straddle of the spec's matrix (L = 130, QL = 4: rows see 127..130 tokens, so
 // block 1 is invisible to row 0 and row 1 and partial for rows 2 and 3) and the worked
 // example of nvfp4-index-sources.md §5.6 (exact values).
@@ -445,50 +409,6 @@ TEST(EmuScore, SharedPages) {
     k.buffered = !k.per_wave;
     k.unit = 3;
     check_case(c, Layouts{}, what + ", buffered", &k);
-  }
-}
-
-// Data extremes: random code bytes with all scale bytes, q = 0 (every computed score +0),
-// saturated keys and large queries, NaN scale bytes (ignored by the maximum).
-TEST(EmuScore, RandomCodesZeroQuerySaturationNan) {
-  std::mt19937_64 rng(8006);
-  {
-    ScoreCase c = ragged_case(rng, {700, 255, 1, 257}, 3, 2, 0, 1, true);
-    check_case(c, Layouts{}, "random code bytes");
-  }
-  {
-    ScoreCase c = ragged_case(rng, {600, 129, 0, 1000}, 2, 2, 1, 1);
-    std::fill(c.q.begin(), c.q.end(), 0);
-    const PathResult emu = check_case(c, Layouts{}, "q = 0");
-    int zeros = 0;
-    for (float v : emu.scores)
-      if (v == 0.0f) {
-        EXPECT_EQ(bits_of(v), 0u) << "a zero score must be +0";
-        ++zeros;
-      }
-    // L = 600: blocks 1..3 of 5; L = 1000: blocks 1..6 of 8 (not init, not local), 2 rows x 2 heads
-    EXPECT_EQ(zeros, (3 + 6) * 2 * 2);
-  }
-  {
-    ScoreCase c = ragged_case(rng, {640, 300}, 2, 1, 0, 0, true);
-    std::uniform_int_distribution<int> big(0x70, 0x7e);
-    for (std::int64_t p = 0; p < c.num_blocks(); ++p)
-      for (int i = 8192; i < kPage; ++i) c.cache[p * kPage + i] = static_cast<std::uint8_t>(big(rng));
-    std::normal_distribution<double> n(0.0, 200.0);
-    for (auto& b : c.q) b = uqref::e4m3_round(n(rng));
-    check_case(c, Layouts{}, "saturation");
-  }
-  {
-    ScoreCase c = ragged_case(rng, {384, 384}, 1, 2, 0, 0);
-    const std::int32_t p0 = c.tables[0], p1 = c.tables[1];
-    for (int t = 0; t < kBlk; t += 3) c.cache[p0 * kPage + 8192 + t * 8 + (t % 8)] = 0x7f;  // some tokens
-    for (int t = 0; t < kBlk; ++t) c.cache[p1 * kPage + 8192 + t * 8 + 2] = 0xff;           // every token
-    const std::vector<double> key_max(static_cast<std::size_t>(c.num_blocks()) * kD, 448.0);
-    const PathResult emu = check_case(c, Layouts{}, "NaN scales", nullptr, &key_max);
-    for (int h = 0; h < 2; ++h) {
-      EXPECT_TRUE(std::isfinite(emu.scores[h * c.rows() * c.S + 0]));
-      EXPECT_EQ(emu.scores[h * c.rows() * c.S + 1], -std::numeric_limits<float>::infinity());
-    }
   }
 }
 
@@ -657,3 +577,52 @@ TEST(EmuScore, LaunchArgumentErrors) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- the shared cases
+// The data cases of tests/score_cases.hpp (the matrix, random code bytes, q = 0, saturation,
+// NaN scale bytes) on the emulated gfx950 kernels, each checked the three ways of the file
+// comment: the reference comparison in the body, then bit-exactness with the reference and
+// agreement with the generic scorer (tolerance of generic_bound, equal counters) here.
+namespace uqtest {
+namespace index {
+
+// The layouts of case `variant`: dense and strided q (byte loads) and odd rows, strided
+// scores, LayoutLeft tables and strided lengths in turn.
+Layouts emulated_layouts(int variant) {
+  Layouts v;
+  v.strided_q = variant % 3 == 1;
+  v.odd_q = variant % 3 == 2;
+  v.strided_scores = variant % 2 == 1;
+  v.left_tables = variant % 4 == 2;
+  v.strided_lens = variant % 5 == 3;
+  return v;
+}
+
+class EmulatedScorePath : public ScorePath {
+ public:
+  std::string name() const override { return "gfx950 (emulated)"; }
+  RunResult run(const ScoreCase& c, int variant) const override {
+    const PathResult r = run_path(c, emulated_layouts(variant), true);
+    return RunResult{r.scores, r.status};
+  }
+  void cross_check(const ScoreCase& c, int variant, const std::vector<float>& ref, const RunResult& got,
+                   const std::string& what) const override {
+    EXPECT_EQ(count_bit_differences(ref, got.scores), 0) << what << ": the emulated kernel must equal the reference bit for bit";
+    const PathResult gen = run_path(c, emulated_layouts(variant), false);
+    const GenericComparison g = compare_with_generic(c, got.scores, gen.scores, what);
+    EXPECT_EQ(g.failures, 0) << what;
+    expect_same_status(got.status, gen.status, what);
+  }
+};
+
+std::vector<std::unique_ptr<ScorePath>> score_paths() {
+  std::vector<std::unique_ptr<ScorePath>> paths;
+  paths.push_back(std::make_unique<EmulatedScorePath>());
+  return paths;
+}
+
+}  // namespace index
+}  // namespace uqtest
+
+#define UQ_SCORE_PREFIX Emu
+#include "score_cases.hpp"
