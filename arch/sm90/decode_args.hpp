@@ -110,8 +110,9 @@ constexpr std::uint32_t kQVector = 64u;      // q rows are dense and 16-byte ali
 
 // Block i of the grid (num_seqs * num_kv_heads * ctas_per_bh blocks) is CTA r = i / (num_seqs *
 // num_kv_heads) of (b, h) with i % (num_seqs * num_kv_heads) = b * num_kv_heads + h; it computes
-// the partitions p = r, r + ctas_per_bh, ... < P of (b, h) (decode_grid.hpp chooses
-// ctas_per_bh). Partition p writes the QG partial rows ((b * num_kv_heads + h) * P + p) * QG + r
+// the partitions p = r, r + ctas_per_bh, ... < P of (b, h) at the table's full length
+// (decode_grid.hpp chooses ctas_per_bh; a shorter sequence's partitions with tokens go to fewer
+// of its CTAs, decode_loader.cuh). Partition p writes the QG partial rows ((b * num_kv_heads + h) * P + p) * QG + r
 // of partial_out (bf16, 256 per row), partial_l and partial_m (or, with kWriteOut, out and lse).
 // The launch description (uq/core/decode_launch.hpp) is the base: the kernel reads its fields
 // (pointers, element strides, extents; block_stride made valid for a single block, lse only with
@@ -131,6 +132,10 @@ constexpr int kReduceChunks = kHeadDim / kReduceChunk;  // 8
 constexpr int kReduceDimLanes = kReduceChunk / 8;       // 4 threads x 8 dims (16-byte loads)
 constexpr int kReduceGroups = kReduceThreads / kReduceDimLanes;  // 64 partition groups
 constexpr int kReduceBatch = 8;  // partitions per thread per pass (loaded before any is used)
+// Query rows (num_seqs x num_q_heads) from which the reducer runs one block per row instead of
+// kReduceChunks blocks of 32 dims (reduce_kernel.cuh; the same bits either way): about two
+// blocks per SM of an H100/H200 (132 SMs), so the GPU stays filled.
+constexpr std::int64_t kReduceWholeRowMinRows = 256;
 
 // The reducer reads its launch description as it is (uq/core/decode_launch.hpp).
 using ReduceKernelArgs = uq::impl::DecodeReduceLaunch;

@@ -14,19 +14,23 @@ namespace uq::sm90 {
 
 void launch_decode_reduce(const DecodeReduceLaunch& l) {
   const ReduceKernelArgs a = make_reduce_kernel_args(l);
-  const std::int64_t blocks = decode_reduce_blocks(l);
-  if (blocks == 0) return;
+  const std::int64_t rows = static_cast<std::int64_t>(l.num_seqs) * l.num_kv_heads * l.qg;
+  if (rows == 0) return;
+  // Many rows: one block per row; few: 8 blocks of 32 dims per row (the same bits either way,
+  // reduce_kernel.cuh).
+  const bool whole_rows = rows >= kReduceWholeRowMinRows;
   cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.gridDim = dim3(static_cast<unsigned>(whole_rows ? rows : rows * kReduceChunks));
   cfg.blockDim = dim3(kReduceThreads);
-  cfg.dynamicSmemBytes = 0;
+  cfg.dynamicSmemBytes = whole_rows ? static_cast<std::size_t>(reduce_detail::reduce_rows_smem_bytes(l.partitions)) : 0;  // <= 32 KB
   cfg.stream = static_cast<cudaStream_t>(l.stream);
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  cudaError_t e = cudaLaunchKernelEx(&cfg, decode_reduce_kernel, a);
+  cudaError_t e = whole_rows ? cudaLaunchKernelEx(&cfg, decode_reduce_rows_kernel, a)
+                             : cudaLaunchKernelEx(&cfg, decode_reduce_chunks_kernel, a);
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess)
     throw uq::Error("uq::sm90::launch_decode_reduce", "kernel launch", "cudaSuccess (an sm_90 device)",

@@ -4,10 +4,24 @@
 // 0), bf16; lse = M + log(sum_p w_p) (-inf when the sum is 0); any l = NaN (a non-finite
 // query) gives an all-NaN row and a NaN lse.
 //
-// Block (b, hq, chunk) of 256 threads handles 32 dims: 64 partition groups x 4 dim lanes
-// (16-byte loads of 8 dims). Each thread loads l and m of its 8 partitions, then at once the
-// partial rows of those with l > 0, and only then block-reduces M: the two memory round trips
-// overlap the reduction. Every sum runs in a fixed order, so results do not depend on timing.
+// Two kernels of one computation, chosen by the launcher from the number of query rows
+// (reduce.cu, kReduceWholeRowMinRows): decode_reduce_chunks_kernel, 8 blocks per (sequence,
+// query head) of 32 dims each, when there are few rows (the GPU needs the blocks; each block is
+// latency-bound), decode_reduce_rows_kernel, one block per row, when there are many (an
+// engine's batch: 256 x 24 rows made 49 152 chunk blocks of mostly fixed cost, 297 us of a
+// 1.27 ms call on the H200, docs/PERF.md §7). Both give the same bits: every sum runs in one
+// fixed order that depends neither on the kernel, nor on timing, nor on which partitions are
+// empty (an empty partition adds nothing, not even a rounding):
+//  * M and the NaN flag are order-free; w_p = l_p * exp(m_p - M) (explicit roundings, no
+//    contraction);
+//  * strand s (s = 0..63) sums its partitions p = s, s + 64, ... in increasing p: the sum of
+//    weights, and w_p x partial_p[d] by fused multiply-adds;
+//  * strands 8k .. 8k + 7 are combined as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)),
+//    then k = 0..7 in order; the sum of weights, strands 8k .. 8k + 7 as
+//    ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)), then k = 0..7 in order.
+// In the chunk kernel thread (strand s, dim lane) holds one strand of 8 dims and the strand tree
+// is a shuffle tree; in the row kernel thread (warp k, lane j) holds strands 8k .. 8k + 7 of dims
+// 8j .. 8j + 7 and builds the same tree in registers.
 #pragma once
 
 #include "sm90/decode_args.hpp"
@@ -18,151 +32,260 @@
 namespace uq::sm90 {
 namespace reduce_detail {
 
+constexpr int kStrands = kReduceGroups;      // 64 strands: partition p is in strand p % 64
+constexpr int kWarps = kReduceThreads / 32;  // 8
+constexpr int kPass = kReduceBatch * kStrands;  // partitions a chunk-kernel thread loads at once (512)
+constexpr float kNotRead = -1.0f;            // (row kernel) weight slot of a partition with l <= 0 or NaN
+
 __device__ __forceinline__ float neg_inf() { return __uint_as_float(0xff800000u); }
 
-// Block-wide reduction of one value per thread (fixed tree: lanes, then warps in order).
-template <bool kMax>
-__device__ __forceinline__ float block_reduce(float v, float* scratch) {
+// Dynamic shared memory of a row-kernel block: l (then w) and m of every partition.
+__host__ __device__ constexpr int reduce_rows_smem_bytes(int partitions) { return 2 * partitions * 4; }
+
+// The weight of a partition with l > 0 (one rounding each: the two kernels agree).
+__device__ __forceinline__ float weight(float l, float m, float M) { return __fmul_rn(l, expf(m - M)); }
+
+// Block-wide sum of one value per thread: lanes by a shuffle tree (xor 16, 8, 4, 2, 1), then the
+// warps in order.
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float other = __shfl_xor_sync(0xffffffffu, v, o);
-    v = kMax ? fmaxf(v, other) : v + other;
-  }
+  for (int o = 16; o > 0; o >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, o));
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
   float r = scratch[0];
-  for (int i = 1; i < kReduceThreads / 32; ++i) r = kMax ? fmaxf(r, scratch[i]) : r + scratch[i];
-  __syncthreads();  // scratch is reused by the next reduction
+  for (int i = 1; i < kWarps; ++i) r = __fadd_rn(r, scratch[i]);
+  __syncthreads();  // scratch is reused
   return r;
 }
 
+// Block maximum of one value per thread; the barrier that publishes the warps' maxima also ORs
+// the NaN flags (and makes every earlier shared-memory write visible).
+__device__ __forceinline__ float block_max(float v, bool nan, float* scratch, bool& any_nan) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  if (lane == 0) scratch[warp] = v;
+  any_nan = __syncthreads_or(nan) != 0;
+  float r = scratch[0];
+  for (int i = 1; i < kWarps; ++i) r = fmaxf(r, scratch[i]);
+  __syncthreads();  // scratch is reused
+  return r;
+}
+
+// acc[0..7] += w x the 8 bf16 of v (fused: one rounding each).
 __device__ __forceinline__ void accumulate(float (&acc)[8], float w, const uint4& v) {
   const std::uint32_t q[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    acc[2 * i] += w * __uint_as_float(q[i] << 16);
-    acc[2 * i + 1] += w * __uint_as_float(q[i] & 0xffff0000u);
+    acc[2 * i] = fmaf(w, __uint_as_float(q[i] << 16), acc[2 * i]);
+    acc[2 * i + 1] = fmaf(w, __uint_as_float(q[i] & 0xffff0000u), acc[2 * i + 1]);
   }
+}
+
+// The query row a block reduces: (sequence b, query head hq); partial row of partition p:
+// first + p * QG with first = ((b * Hk + h) * P) * QG + r.
+struct ReduceRow {
+  std::int64_t b, first;
+  int hq;
+};
+__device__ __forceinline__ ReduceRow reduce_row(const ReduceKernelArgs& a, std::int64_t row) {
+  const int hq_count = a.num_kv_heads * a.qg;
+  ReduceRow x;
+  x.hq = static_cast<int>(row % hq_count);
+  x.b = row / hq_count;
+  const int h = x.hq / a.qg, r = x.hq % a.qg;
+  x.first = (x.b * a.num_kv_heads + h) * a.partitions * a.qg + r;
+  return x;
+}
+
+__device__ __forceinline__ float load_l(const ReduceKernelArgs& a, const ReduceRow& x, int p) {
+  return a.partial_l[x.first + static_cast<std::int64_t>(p) * a.qg];
+}
+__device__ __forceinline__ float load_m(const ReduceKernelArgs& a, const ReduceRow& x, int p) {
+  return a.partial_m[x.first + static_cast<std::int64_t>(p) * a.qg];
+}
+__device__ __forceinline__ uint4 load_partial(const ReduceKernelArgs& a, const ReduceRow& x, int p, int d0) {
+  return *reinterpret_cast<const uint4*>(a.partial_out + (x.first + static_cast<std::int64_t>(p) * a.qg) * kHeadDim + d0);
+}
+
+// out[d0 .. d0 + n) of the row from the per-warp strand-tree sums part[k][i] (i < n), the sum of
+// weights and the NaN flag; lse by one thread.
+template <int kDims>
+__device__ __forceinline__ void write_row(const ReduceKernelArgs& a, const ReduceRow& x, const float (&part)[kWarps][kDims],
+                                          int d_base, float total, float M, bool any_nan, bool writes_lse) {
+  for (int i = threadIdx.x; i < kDims; i += kReduceThreads) {
+    float s = 0.0f;
+    for (int k = 0; k < kWarps; ++k) s = __fadd_rn(s, part[k][i]);
+    const float y = total > 0.0f ? s / total : 0.0f;
+    std::uint16_t bits;
+    asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(bits) : "f"(y));
+    if (any_nan) bits = 0x7FC0u;  // the partition kernel's NaN (P = 1 gives the same bits)
+    a.out[x.b * a.out_stride_seq + x.hq * a.out_stride_head + (d_base + i) * a.out_stride_dim] = bits;
+  }
+  if (a.lse != nullptr && writes_lse && threadIdx.x == 0)
+    a.lse[x.b * a.lse_stride_seq + x.hq * a.lse_stride_head] =
+        any_nan ? __uint_as_float(0x7fc00000u) : (total > 0.0f ? __fadd_rn(M, logf(total)) : neg_inf());
 }
 
 }  // namespace reduce_detail
 
-__global__ void __launch_bounds__(kReduceThreads) decode_reduce_kernel(const ReduceKernelArgs a) {
+// Block (row, chunk) = (blockIdx.x / 8, blockIdx.x % 8), row = b * num_q_heads + hq: dims
+// 32 chunk .. 32 chunk + 31. Thread (strand s = tid / 4, dim lane tid % 4) loads l and m of its
+// strand's first 8 partitions and, before any reduction, the 16-byte partial rows of those with
+// l > 0, so that the two memory round trips overlap the reduction of M; more than 512
+// partitions take further passes.
+__global__ void __launch_bounds__(kReduceThreads) decode_reduce_chunks_kernel(const ReduceKernelArgs a) {
   using namespace reduce_detail;
-  __shared__ float scratch[kReduceThreads / 32];
-  __shared__ float part[kReduceThreads / 32][kReduceChunk];
-
-  const int hq_count = a.num_kv_heads * a.qg;
+  __shared__ float scratch[kWarps];
+  __shared__ float part[kWarps][kReduceChunk];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int chunk = static_cast<int>(blockIdx.x % kReduceChunks);
-  const int hq = static_cast<int>((blockIdx.x / kReduceChunks) % hq_count);
-  const std::int64_t b = blockIdx.x / (static_cast<std::int64_t>(kReduceChunks) * hq_count);
-  const int h = hq / a.qg, r = hq % a.qg;
-  // row of partition p: ((b * Hk + h) * P + p) * QG + r
-  const std::int64_t first = (b * a.num_kv_heads + h) * a.partitions * a.qg + r;
-  const int group = threadIdx.x / kReduceDimLanes, lane4 = threadIdx.x % kReduceDimLanes;
-  const int d0 = chunk * kReduceChunk + 8 * lane4;
-  constexpr int kPass = kReduceBatch * kReduceGroups;  // partitions per pass (512)
+  const ReduceRow x = reduce_row(a, blockIdx.x / kReduceChunks);
+  const int s = tid / kReduceDimLanes, d0 = chunk * kReduceChunk + 8 * (tid % kReduceDimLanes);
 
   ptx::griddep_wait();  // the partition kernel's results are complete and visible
 
-  // First pass: l, m of this thread's partitions; the partial rows of the first pass's
-  // non-empty ones are requested before anything else waits.
   float lv[kReduceBatch], mv[kReduceBatch];
   uint4 v[kReduceBatch];
   bool nan = false;
   float mx = neg_inf();
 #pragma unroll
   for (int u = 0; u < kReduceBatch; ++u) {
-    const int p = group + u * kReduceGroups;
-    lv[u] = 0.0f;
-    mv[u] = neg_inf();
-    if (p < a.partitions) {
-      lv[u] = a.partial_l[first + static_cast<std::int64_t>(p) * a.qg];
-      mv[u] = a.partial_m[first + static_cast<std::int64_t>(p) * a.qg];
-    }
+    const int p = s + u * kStrands;
+    lv[u] = p < a.partitions ? load_l(a, x, p) : 0.0f;
+    mv[u] = p < a.partitions ? load_m(a, x, p) : neg_inf();
   }
 #pragma unroll
   for (int u = 0; u < kReduceBatch; ++u) {
-    const int p = group + u * kReduceGroups;
-    v[u] = make_uint4(0u, 0u, 0u, 0u);
-    if (lv[u] > 0.0f)
-      v[u] = *reinterpret_cast<const uint4*>(a.partial_out + (first + static_cast<std::int64_t>(p) * a.qg) * kHeadDim + d0);
+    v[u] = lv[u] > 0.0f ? load_partial(a, x, s + u * kStrands, d0) : make_uint4(0u, 0u, 0u, 0u);
     nan = nan || lv[u] != lv[u];
     if (lv[u] > 0.0f) mx = fmaxf(mx, mv[u]);
   }
   for (int p0 = kPass; p0 < a.partitions; p0 += kPass)  // more than 512 partitions: M first
     for (int u = 0; u < kReduceBatch; ++u) {
-      const int p = p0 + group + u * kReduceGroups;
+      const int p = p0 + s + u * kStrands;
       if (p >= a.partitions) break;
-      const float lp = a.partial_l[first + static_cast<std::int64_t>(p) * a.qg];
+      const float lp = load_l(a, x, p);
       nan = nan || lp != lp;
-      if (lp > 0.0f) mx = fmaxf(mx, a.partial_m[first + static_cast<std::int64_t>(p) * a.qg]);
+      if (lp > 0.0f) mx = fmaxf(mx, load_m(a, x, p));
     }
-  // M over the block; the barrier that publishes the warps' maxima also ORs the NaN flags
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = mx;
-  const bool any_nan = __syncthreads_or(nan) != 0;
-  float M = scratch[0];
-  for (int i = 1; i < kReduceThreads / 32; ++i) M = fmaxf(M, scratch[i]);
-  __syncthreads();  // scratch is reused below
+  bool any_nan;
+  const float M = block_max(mx, nan, scratch, any_nan);
 
   float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-  float wsum = 0.0f;
+  float ws = 0.0f;
 #pragma unroll
   for (int u = 0; u < kReduceBatch; ++u) {
     if (!(lv[u] > 0.0f)) continue;
-    const float wp = lv[u] * expf(mv[u] - M);
-    wsum += wp;
-    accumulate(acc, wp, v[u]);
+    const float w = weight(lv[u], mv[u], M);
+    ws = __fadd_rn(ws, w);
+    accumulate(acc, w, v[u]);
   }
   for (int p0 = kPass; p0 < a.partitions; p0 += kPass) {
 #pragma unroll
     for (int u = 0; u < kReduceBatch; ++u) {
-      const int p = p0 + group + u * kReduceGroups;
-      lv[u] = p < a.partitions ? a.partial_l[first + static_cast<std::int64_t>(p) * a.qg] : 0.0f;
-      mv[u] = p < a.partitions ? a.partial_m[first + static_cast<std::int64_t>(p) * a.qg] : neg_inf();
-      v[u] = make_uint4(0u, 0u, 0u, 0u);
-      if (lv[u] > 0.0f)
-        v[u] = *reinterpret_cast<const uint4*>(a.partial_out + (first + static_cast<std::int64_t>(p) * a.qg) * kHeadDim + d0);
+      const int p = p0 + s + u * kStrands;
+      lv[u] = p < a.partitions ? load_l(a, x, p) : 0.0f;
+      mv[u] = p < a.partitions ? load_m(a, x, p) : neg_inf();
+      v[u] = lv[u] > 0.0f ? load_partial(a, x, p, d0) : make_uint4(0u, 0u, 0u, 0u);
     }
 #pragma unroll
     for (int u = 0; u < kReduceBatch; ++u) {
       if (!(lv[u] > 0.0f)) continue;
-      const float wp = lv[u] * expf(mv[u] - M);
-      wsum += wp;
-      accumulate(acc, wp, v[u]);
+      const float w = weight(lv[u], mv[u], M);
+      ws = __fadd_rn(ws, w);
+      accumulate(acc, w, v[u]);
     }
   }
-  // sum of weights: every dim lane of a group holds the same; count lane 0's
-  const float total = block_reduce<false>(lane4 == 0 ? wsum : 0.0f, scratch);
-
-  // The 8 groups of a warp (lanes 4 apart) by shuffles, then the 8 warps in order.
+  // sum of weights: every dim lane of a strand holds the same; count lane 0's
+  const float total = block_sum(tid % kReduceDimLanes == 0 ? ws : 0.0f, scratch);
+  // strand s = 8 warp + lane / 4: lanes 4 apart are strands 1 apart
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], 4);
-    acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], 8);
-    acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], 16);
+  for (int e = 0; e < 8; ++e) {
+    acc[e] = __fadd_rn(acc[e], __shfl_xor_sync(0xffffffffu, acc[e], 4));
+    acc[e] = __fadd_rn(acc[e], __shfl_xor_sync(0xffffffffu, acc[e], 8));
+    acc[e] = __fadd_rn(acc[e], __shfl_xor_sync(0xffffffffu, acc[e], 16));
   }
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (lane < kReduceDimLanes)
 #pragma unroll
-    for (int i = 0; i < 8; ++i) part[warp][8 * lane + i] = acc[i];
+    for (int e = 0; e < 8; ++e) part[warp][8 * lane + e] = acc[e];
   __syncthreads();
-  if (threadIdx.x < kReduceChunk) {
-    float s = 0.0f;
-    for (int wv = 0; wv < kReduceThreads / 32; ++wv) s += part[wv][threadIdx.x];
-    const float y = total > 0.0f ? s / total : 0.0f;
-    const int d = chunk * kReduceChunk + threadIdx.x;
-    std::uint16_t bits;
-    asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(bits) : "f"(y));
-    if (any_nan) bits = 0x7FC0u;  // the partition kernel's NaN (P = 1 gives the same bits)
-    a.out[b * a.out_stride_seq + hq * a.out_stride_head + d * a.out_stride_dim] = bits;
-    if (a.lse != nullptr && chunk == 0 && threadIdx.x == 0)
-      a.lse[b * a.lse_stride_seq + hq * a.lse_stride_head] =
-          any_nan ? __uint_as_float(0x7fc00000u) : (total > 0.0f ? __fadd_rn(M, logf(total)) : neg_inf());
+  write_row<kReduceChunk>(a, x, part, chunk * kReduceChunk, total, M, any_nan, chunk == 0);
+}
+
+// Block row = blockIdx.x (b * num_q_heads + hq), all 256 dims, reduce_rows_smem_bytes(P) bytes
+// of dynamic shared memory: l and m of every partition go there (256 partitions per pass over
+// the block), then the weights in place of l; thread (warp k, lane j) sums strands 8k .. 8k + 7
+// over dims 8j .. 8j + 7, reading partitions p0 + i (i < 8) of one step together, so a warp
+// reads whole 512-byte partial rows.
+__global__ void __launch_bounds__(kReduceThreads) decode_reduce_rows_kernel(const ReduceKernelArgs a) {
+  using namespace reduce_detail;
+  __shared__ float scratch[kWarps];
+  __shared__ float part[kWarps][kHeadDim];
+  extern __shared__ float lm[];  // [0, P): l, then w (kNotRead where l is not > 0); [P, 2P): m
+  float* const wl = lm;
+  float* const wm = lm + a.partitions;
+  __shared__ int filled;  // 1 + the last partition with l > 0 (the partitions above add nothing)
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const ReduceRow x = reduce_row(a, blockIdx.x);
+  if (tid == 0) filled = 0;
+
+  ptx::griddep_wait();  // the partition kernel's results are complete and visible
+
+  bool nan = false;
+  float mx = neg_inf();
+  int last = 0;
+  for (int p = tid; p < a.partitions; p += kReduceThreads) {
+    const float lp = load_l(a, x, p), mp = load_m(a, x, p);
+    wl[p] = lp;
+    wm[p] = mp;
+    nan = nan || lp != lp;
+    if (lp > 0.0f) {
+      mx = fmaxf(mx, mp);
+      last = p + 1;
+    }
   }
+  __syncthreads();  // filled = 0 is visible
+  if (last > 0) atomicMax(&filled, last);
+  bool any_nan;
+  const float M = block_max(mx, nan, scratch, any_nan);  // (its barriers publish filled)
+  const int p_end = filled;  // a short sequence's row: only the first partitions are read below
+  for (int p = tid; p < p_end; p += kReduceThreads) wl[p] = wl[p] > 0.0f ? weight(wl[p], wm[p], M) : kNotRead;
+  __syncthreads();
+
+  // sum of weights: strand s by thread 4 s (as the chunk kernel's dim lane 0), then the block tree
+  float ws = 0.0f;
+  if (tid % kReduceDimLanes == 0)
+    for (int p = tid / kReduceDimLanes; p < p_end; p += kStrands)
+      if (wl[p] >= 0.0f) ws = __fadd_rn(ws, wl[p]);
+  const float total = block_sum(ws, scratch);
+
+  float s8[8][8];  // [strand 8 warp + i][dim 8 lane + e]
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) s8[i][e] = 0.0f;
+  for (int p0 = 8 * warp; p0 < p_end; p0 += kStrands) {
+    uint4 v[8];
+    float w[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      w[i] = p0 + i < p_end ? wl[p0 + i] : kNotRead;
+      v[i] = w[i] >= 0.0f ? load_partial(a, x, p0 + i, 8 * lane) : make_uint4(0u, 0u, 0u, 0u);
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      if (w[i] >= 0.0f) accumulate(s8[i], w[i], v[i]);
+  }
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    const float s01 = __fadd_rn(s8[0][e], s8[1][e]), s23 = __fadd_rn(s8[2][e], s8[3][e]);
+    const float s45 = __fadd_rn(s8[4][e], s8[5][e]), s67 = __fadd_rn(s8[6][e], s8[7][e]);
+    part[warp][8 * lane + e] = __fadd_rn(__fadd_rn(s01, s23), __fadd_rn(s45, s67));
+  }
+  __syncthreads();
+  write_row<kHeadDim>(a, x, part, 0, total, M, any_nan, true);
 }
 
 }  // namespace uq::sm90

@@ -12,6 +12,7 @@
 // Times: "single" = one call between two events (median of 9, cold inputs); "b2b" = mean of N
 // calls back to back on rotating input copies; "graph" = the same N calls captured in one CUDA
 // graph, per call. % of SOL = SOL b2b / decode b2b; % of copy = floor bytes / time / copy rate.
+#include "sm90/decode_args.hpp"
 #include "sm90/launch_decode.hpp"
 #include "sm90/launch_sol.hpp"
 #include "uq/partitions.hpp"
@@ -462,6 +463,31 @@ bool check_case(const Case& c, bool old = true) {
   }
   // revision 2: partitions with l = 0 write no partial row (it keeps the poison); P = 1 writes out
   // directly, bit-identical to partials + reducer
+  // The reducer's two shapes (one block per row from kReduceWholeRowMinRows rows,
+  // else 8 blocks of 32 dims) give the same bits: reduce the first sequences alone (chunks) and
+  // compare with the whole-row result of the full batch (the partials computed again: the runs
+  // above overwrote them).
+  if (g.P > 1 && static_cast<std::int64_t>(c.B) * d.hq >= uq::sm90::kReduceWholeRowMinRows) {
+    std::vector<std::uint16_t> out_few(out_elems);
+    std::vector<float> lse_few(lse.size());
+    DecodeReduceLaunch rl = red_launch(c, d, g);
+    rl.num_seqs = static_cast<int>((uq::sm90::kReduceWholeRowMinRows - 1) / d.hq);
+    CK(cudaMemset(g.out, 0xEE, out_elems * 2));
+    CK(cudaMemset(g.lse, 0xEE, lse.size() * 4));
+    uq::sm90::launch_decode_partitions(part_launch(c, d, g, false));
+    uq::sm90::launch_decode_reduce(rl);
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(out_few.data(), g.out, out_elems * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(lse_few.data(), g.lse, lse.size() * 4, cudaMemcpyDeviceToHost));
+    std::size_t diff = 0;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(rl.num_seqs) * g.out_stride_seq; ++i) diff += out[i] != out_few[i];
+    for (std::size_t i = 0; c.lse && i < static_cast<std::size_t>(rl.num_seqs) * d.hq; ++i)
+      diff += std::memcmp(&lse[i], &lse_few[i], 4) != 0;
+    if (diff) {
+      std::printf("    %s: chunked and whole-row reducers differ in %zu values\n", c.name.c_str(), diff);
+      ok = false;
+    }
+  }
   if (g.P > 1) {
     std::size_t empty = 0, touched = 0;
     for (std::int64_t r = 0; r < g.rows; ++r)
@@ -621,6 +647,20 @@ void check_all(bool small) {
     c.bad_blocks = {{0, 0}, {0, 1}, {0, 2}, {1, 0}};
     c.nan_q = {{2, 1}};
     cs.push_back(c);
+  }
+  // Many query rows: the whole-row reducer (and its bit-identity with the chunked one, above),
+  // ragged lengths, non-finite q rows, forced P above 512 (strands of several passes).
+  for (int P : {0, 7, 600}) {
+    Case c;
+    c.name = "many rows, P " + std::to_string(P);
+    c.B = P == 600 ? 44 : 50;
+    c.Hk = P == 7 ? 1 : 2;
+    c.qg = P == 7 ? 6 : 8;
+    c.lens = ragged(c.B, 500 + P, 2200);
+    c.P = P;
+    c.nan_q = {{5, 1}};
+    c.seed = 300 + P;
+    if (!small || P == 7) cs.push_back(c);
   }
   for (const Case& c : cs) check_case(c);
 }
