@@ -3,7 +3,9 @@
 // ring without the per-CTA ramp (sequence length -> block table -> copies, three dependent
 // memory round trips) between them, stages its query once, and passes over empty partitions
 // almost for free. R trades that against balance: the grid runs in ceil(nbh R / slots) waves
-// of CTAs whose work is ceil(filled / R) partitions each. Host code only.
+// of CTAs whose work is ceil(filled / R) partitions each. R is chosen for the longest length
+// the table holds; the kernel gives a shorter sequence's partitions with tokens to fewer of its
+// R CTAs (decode_loader.cuh, locate_seq). Host code only.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,9 @@
 // The sm90 UltraQuant decode partition kernel (spec ultraquant.md §5, revision 2), on
 // Hopper's warpgroup MMAs (wgmma, sm_90a).
 //
-// One CTA = one warpgroup (4 warps) over partitions r, r + R, ... of one (sequence b, KV head
-// h) (R = ctas_per_bh, decode_grid.hpp); each partition's result is exactly what a CTA of its
+// One CTA = one warpgroup (4 warps) over partitions r, r + R', ... of one (sequence b, KV head
+// h) (R = ctas_per_bh CTAs per (b, h), decode_grid.hpp; R' <= R of them take the partitions with
+// tokens, fewer for short sequences, decode_loader.cuh); each partition's result is exactly what a CTA of its
 // own would compute (its own m, l and accumulators, its own partial row). The tiles of 64
 // tokens of all its partitions (tile-groups p, p + P, ... as the spec maps them) stream through
 // one ring of kStages shared-memory stages: warp 0 reads the block table and starts
@@ -110,17 +111,21 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
   // this grid's completion before it reads anything.
   ptx::griddep_launch_dependents();
 
-  // This CTA: (sequence, KV head) bh and the partitions r, r + R, ... of it (R = a.ctas_per_bh,
-  // decode_grid.hpp). The ones that hold tokens come first (p < filled); they stream through one
-  // ring without a break (the next partition's first tiles load while this one's last compute);
-  // the rest are empty and only write l and m.
+  // This CTA: (sequence, KV head) bh, its partitions with tokens r, r + RW, ... < filled (RW =
+  // sv.workers CTAs of the R = a.ctas_per_bh, decode_grid.hpp, decode_loader.cuh), which stream
+  // through one ring without a break (the next partition's first tiles load while this one's
+  // last compute), and the empty ones p >= filled, p = r (mod R), which only write l and m.
   const unsigned nbh = static_cast<unsigned>(a.num_seqs) * static_cast<unsigned>(a.num_kv_heads);
   const int R = a.ctas_per_bh;
   const int r = static_cast<int>(blockIdx.x / nbh);  // r-major: every bh gets its first CTA first
   const SeqView sv = locate_seq(a, blockIdx.x - static_cast<unsigned>(r) * nbh, r == 0);
-  const int nk = r < sv.filled ? (sv.filled - 1 - r) / R + 1 : 0;  // partitions of this CTA with tokens
+  // Partitions with tokens: r, r + RW, ... < filled (RW = sv.workers <= R); empty ones: the
+  // p >= filled with p = r (mod R).
+  const int RW = sv.workers;
+  const int nk = r < RW && r < sv.filled ? (sv.filled - 1 - r) / RW + 1 : 0;  // partitions of this CTA with tokens
   unsigned char* const qbad = smem + SL.qbad;
-  for (int p = r + nk * R; p < a.partitions; p += R) empty_partition<QG>(a, partition_of(a, sv, p, QG), qbad);
+  const int first_empty = r >= sv.filled ? r : r + (sv.filled - r + R - 1) / R * R;
+  for (int p = first_empty; p < a.partitions; p += R) empty_partition<QG>(a, partition_of(a, sv, p, QG), qbad);
   if (nk == 0) return;
 
   const std::uint32_t ring_a = ptx::smem_addr(smem + SL.ring);
@@ -137,7 +142,7 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
   const int nbpt = kTileTokens / sub;
 
   // The loader (warp 0) walks the CTA's tiles in consumption order: tile li of partition
-  // r + lk R, global tile lg (stage lg % kStages). On reaching a partition's end it starts the
+  // r + lk RW, global tile lg (stage lg % kStages). On reaching a partition's end it starts the
   // next partition's table loads, which the next refill (one tile later) consumes.
   TableCache tc;
   std::uint64_t policy = 0;
@@ -154,7 +159,7 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
     if (++li == wl.n_tiles) {
       li = 0;
       if (++lk < nk) {
-        wl = partition_of(a, sv, r + lk * R, QG);
+        wl = partition_of(a, sv, r + lk * RW, QG);
         table_init(tc, a, wl, nbpt, sub, lane);
       }
     }
@@ -217,7 +222,7 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
   unsigned ph = 0u;      // its mbarrier phase parity
   bool refill = false;   // false for the CTA's first tile only
   for (int kp = 0; kp < nk; ++kp) {
-  const Partition w = partition_of(a, sv, r + kp * R, QG);
+  const Partition w = partition_of(a, sv, r + kp * RW, QG);
   if (!bulk && warp == 0 && kp > 0) table_init(tc, a, w, nbpt, sub, lane);  // synchronous loads: warp 0 follows the consumer
   float m[NC], l[NC];
   float acc[4][NA];

@@ -31,7 +31,17 @@ struct SeqView {
   unsigned bh;   // b * num_kv_heads + h
   int L;         // clamped length
   int filled;    // partitions that hold tokens: min(P, ceil(L / 256))
+  int workers;   // CTAs r < workers of (b, h) take its filled partitions (CTA r: r, r + workers, ...)
 };
+
+// Partitions with tokens each CTA of a short sequence takes at least: R (= ctas_per_bh) is
+// chosen for the longest length the table holds (decode_grid.hpp), which spreads a short
+// sequence's few partitions over as many CTAs, each paying the ramp (length -> table -> copies)
+// for a tile or two. A sequence that fills a fraction f of the table's partitions gets
+// max(ceil(f R), ceil(filled / kMinFilledPerCta)) CTAs (at most R): R at full length, as the
+// grid model planned, and 1..R CTAs of >= 8 partitions below it (an engine's plan with ragged
+// short lengths: 960 -> 900 us modelled, docs/PERF.md §7). The other CTAs write empty partitions only.
+constexpr int kMinFilledPerCta = 8;
 
 // 32-bit arithmetic throughout (a 64-bit division by a run-time value is a long subroutine).
 // `counts`: this CTA counts the sequence's bad lengths (one CTA per sequence must).
@@ -49,6 +59,15 @@ __device__ __forceinline__ SeqView locate_seq(const DecodeKernelArgs& a, unsigne
   s.L = static_cast<int>(len.tokens);
   const int total_tg = static_cast<int>(uq::impl::decode_tile_groups(static_cast<unsigned>(s.L)));
   s.filled = total_tg < a.partitions ? total_tg : a.partitions;
+  const std::uint64_t table_tg = uq::impl::decode_tile_groups<std::uint64_t>(
+      static_cast<std::uint64_t>(a.max_blocks_per_seq) * static_cast<std::uint64_t>(a.block_size));
+  // filled at the table's length (>= filled)
+  const int full = table_tg < static_cast<std::uint64_t>(a.partitions) ? static_cast<int>(table_tg) : a.partitions;
+  const int R = a.ctas_per_bh;
+  const int by_fraction = full > 0 ? static_cast<int>((static_cast<long long>(R) * s.filled + full - 1) / full) : 1;
+  const int by_minimum = (s.filled + kMinFilledPerCta - 1) / kMinFilledPerCta;
+  const int w = by_fraction > by_minimum ? by_fraction : by_minimum;
+  s.workers = w < 1 ? 1 : (w > R ? R : w);
   return s;
 }
 
