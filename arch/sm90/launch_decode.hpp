@@ -13,8 +13,9 @@
 namespace uq::sm90 {
 
 // Partition kernel: 128-thread blocks, each over a strided set of the partitions of one
-// (sequence, KV head) (decode_grid.hpp). Reducer: one 256-thread block per (sequence, query
-// head, 32-dim chunk).
+// (sequence, KV head) (decode_grid.hpp). Reducer: 256-thread blocks, one per (sequence, query
+// head, 32-dim chunk), or one per (sequence, query head) from kReduceWholeRowMinRows rows
+// (reduce_kernel.cuh; the same bits).
 using uq::impl::decode_partitions_launch;
 using uq::impl::decode_reduce_launch;
 using uq::impl::DecodePartitionsLaunch;
