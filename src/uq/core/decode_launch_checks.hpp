@@ -14,6 +14,18 @@
 namespace uq {
 namespace impl {
 
+// The strides of an out view ([num_seqs][num_q_heads][256] bf16) and of an lse view
+// ([num_seqs][num_q_heads] float), which both kernels may write (the message is composed only
+// on failure).
+inline void check_out_strides(const char* fn, std::int64_t seq, std::int64_t head, std::int64_t dim) {
+  if (seq >= 0 && head >= 0 && dim >= 1) return;
+  require(false, fn, "out strides", "non-negative (dim stride >= 1)", str(seq) + ", " + str(head) + ", " + str(dim));
+}
+inline void check_lse_strides(const char* fn, std::int64_t seq, std::int64_t head) {
+  if (seq >= 0 && head >= 0) return;
+  require(false, fn, "lse strides", "non-negative", str(seq) + ", " + str(head));
+}
+
 // What every tuned decode kernel requires of a launch, checked by each path's launcher before
 // its own limits (grid dimensions, buffer byte ranges, alignment). `fn` is the launcher's name
 // for the uq::Error.
@@ -44,13 +56,8 @@ inline void check_decode_partitions_launch(const char* fn, const DecodePartition
           "set with partitions = " + str(l.partitions));
   require(l.lse == nullptr || l.out != nullptr, fn, "lse", "set only with out (partitions == 1)",
           "lse without out");
-  if (l.out != nullptr)
-    require(l.out_stride_seq >= 0 && l.out_stride_head >= 0 && l.out_stride_dim >= 1, fn, "out strides",
-            "non-negative (dim stride >= 1)",
-            str(l.out_stride_seq) + ", " + str(l.out_stride_head) + ", " + str(l.out_stride_dim));
-  if (l.lse != nullptr)
-    require(l.lse_stride_seq >= 0 && l.lse_stride_head >= 0, fn, "lse strides", "non-negative",
-            str(l.lse_stride_seq) + ", " + str(l.lse_stride_head));
+  if (l.out != nullptr) check_out_strides(fn, l.out_stride_seq, l.out_stride_head, l.out_stride_dim);
+  if (l.lse != nullptr) check_lse_strides(fn, l.lse_stride_seq, l.lse_stride_head);
 }
 
 inline void check_decode_reduce_launch(const char* fn, const DecodeReduceLaunch& l) {
@@ -58,12 +65,8 @@ inline void check_decode_reduce_launch(const char* fn, const DecodeReduceLaunch&
   require(is_decode_qg(l.qg), fn, "qg", "6, 8 or 16", str(l.qg));
   require(l.num_kv_heads >= 1, fn, "num_kv_heads", ">= 1", str(l.num_kv_heads));
   require(l.partitions >= 1, fn, "partitions", ">= 1", str(l.partitions));
-  require(l.out_stride_seq >= 0 && l.out_stride_head >= 0 && l.out_stride_dim >= 1, fn, "out strides",
-          "non-negative (dim stride >= 1)",
-          str(l.out_stride_seq) + ", " + str(l.out_stride_head) + ", " + str(l.out_stride_dim));
-  if (l.lse != nullptr)
-    require(l.lse_stride_seq >= 0 && l.lse_stride_head >= 0, fn, "lse strides", "non-negative",
-            str(l.lse_stride_seq) + ", " + str(l.lse_stride_head));
+  check_out_strides(fn, l.out_stride_seq, l.out_stride_head, l.out_stride_dim);
+  if (l.lse != nullptr) check_lse_strides(fn, l.lse_stride_seq, l.lse_stride_head);
 }
 
 }  // namespace impl
