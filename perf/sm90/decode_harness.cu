@@ -461,8 +461,6 @@ bool check_case(const Case& c, bool old = true) {
                 cnt[0], ex.bad_blocks, cnt[1], ex.neg, cnt[2], ex.lng, cnt[4], ex.nonfinite);
     ok = false;
   }
-  // revision 2: partitions with l = 0 write no partial row (it keeps the poison); P = 1 writes out
-  // directly, bit-identical to partials + reducer
   // The reducer's two shapes (one block per row from kReduceWholeRowMinRows rows,
   // else 8 blocks of 32 dims) give the same bits: reduce the first sequences alone (chunks) and
   // compare with the whole-row result of the full batch (the partials computed again: the runs
@@ -488,6 +486,8 @@ bool check_case(const Case& c, bool old = true) {
       ok = false;
     }
   }
+  // revision 2: partitions with l = 0 write no partial row (it keeps the poison); P = 1 writes out
+  // directly, bit-identical to partials + reducer
   if (g.P > 1) {
     std::size_t empty = 0, touched = 0;
     for (std::int64_t r = 0; r < g.rows; ++r)
