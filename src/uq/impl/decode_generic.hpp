@@ -26,6 +26,7 @@
 
 #include "uq/core/sequence_rules.hpp"
 #include "uq/error.hpp"
+#include "uq/impl/host_simd.hpp"
 #include "uq/impl/math.hpp"
 #include "uq/impl/status_counters.hpp"
 #include "uq/partitions.hpp"
@@ -382,13 +383,47 @@ struct DecodePartitionsGeneric {
     }
   }
 
-  // fp32 dot of 256 elements in 8 independent lanes (a vector loop for the CPU compilers).
-  static KOKKOS_INLINE_FUNCTION float dot256_host(const float* x, const float* y) {
-    float s[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    for (int d = 0; d < kHeadDim; d += 8)
-      for (int u = 0; u < 8; ++u) s[u] += x[d + u] * y[d + u];
-    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  // Rows r0 .. r0 + RB - 1 of q8 dotted with one decoded token x (256 floats), all RB dots
+  // in the same pass over x: RB vector accumulators of host_simd::kWidth lanes (d mod the
+  // width) as independent chains, x loaded once (one dot at a time was one chain of
+  // dependent multiply-adds, latency-bound); the lanes summed as a fixed tree at the end.
+  template <int RB>
+  static KOKKOS_INLINE_FUNCTION void dot256_rows_host(const float* x, const float* q8, float* out) {
+    using namespace host_simd;
+    Vec s[RB];
+    for (int r = 0; r < RB; ++r) s[r] = splat(0.0f);
+    for (int d = 0; d < kHeadDim; d += kWidth) {
+      const Vec xv = load(x + d);
+      for (int r = 0; r < RB; ++r) s[r] += xv * load(q8 + r * kHeadDim + d);
+    }
+    for (int r = 0; r < RB; ++r) out[r] = sum_lanes(s[r]);
   }
+
+  // Rows in blocks of kHostDotRows: 6 or 8 accumulators and x fit the 16 vector registers.
+  static constexpr int kHostDotRows = QG % 8 == 0 ? 8 : QG;
+  static_assert(QG % kHostDotRows == 0, "row blocks tile the rows");
+
+  // acc rows r0 .. r0 + RB - 1 += their p (pw rows, stride kTile) times kHostStep decoded V
+  // rows: per dimension the tokens are added in order, as one token at a time would, and
+  // each V vector is loaded once for the RB rows.
+  template <int RB>
+  static KOKKOS_INLINE_FUNCTION void pv_rows_host(const float* p, const float* kv, float* acc) {
+    using namespace host_simd;
+    Vec pv[RB][kHostStep];
+    for (int r = 0; r < RB; ++r)
+      for (int u = 0; u < kHostStep; ++u) pv[r][u] = splat(p[r * kTile + u]);
+    for (int d = 0; d < kHeadDim; d += kWidth) {
+      Vec x[RB];
+      for (int r = 0; r < RB; ++r) x[r] = load(acc + r * kHeadDim + d);
+      for (int u = 0; u < kHostStep; ++u) {
+        const Vec v = load(kv + u * kHeadDim + d);
+        for (int r = 0; r < RB; ++r) x[r] += pv[r][u] * v;
+      }
+      for (int r = 0; r < RB; ++r) store(acc + r * kHeadDim + d, x[r]);
+    }
+  }
+  static constexpr int kHostPvRows = 2;  // 2 x kHostStep p vectors + kHostStep V + 2 acc: 14 registers
+  static_assert(QG % kHostPvRows == 0, "row blocks tile the rows");
 
   // Host backends (one thread per team): one tile starting at token T0 (< L), read straight
   // from the cache, with the loops ordered for a CPU: K and V decoded once per token into
@@ -425,8 +460,11 @@ struct DecodePartitionsGeneric {
     for (int t0 = 0; t0 < valid; t0 += S) {
       decode_step(t0, ultraquant::kKCodes, ultraquant::kKScales);
       for (int u = 0; u < S && t0 + u < valid; ++u)
-        for (int r = 0; r < QG; ++r)
-          sc[r * kTile + t0 + u] = dot256_host(kv + u * kHeadDim, q8 + r * kHeadDim) * scale;
+        for (int r0 = 0; r0 < QG; r0 += kHostDotRows) {
+          float dots[kHostDotRows];
+          dot256_rows_host<kHostDotRows>(kv + u * kHeadDim, q8 + r0 * kHeadDim, dots);
+          for (int r = 0; r < kHostDotRows; ++r) sc[(r0 + r) * kTile + t0 + u] = dots[r] * scale;
+        }
     }
     for (int r = 0; r < QG; ++r) {
       float tile_max = -codec::infinity();
@@ -447,16 +485,12 @@ struct DecodePartitionsGeneric {
     for (int t0 = 0; t0 < valid; t0 += S) {
       decode_step(t0, ultraquant::kVCodes, ultraquant::kVScales);
       const int n = valid - t0 < S ? valid - t0 : S;
-      for (int r = 0; r < QG; ++r) {
-        const float* pr = pw + r * kTile + t0;
-        float* a = acc + r * kHeadDim;
-        if (n == S) {
-          for (int d = 0; d < kHeadDim; ++d) {
-            float x = a[d];
-            for (int u = 0; u < S; ++u) x += pr[u] * kv[u * kHeadDim + d];
-            a[d] = x;
-          }
-        } else {
+      if (n == S) {
+        for (int r0 = 0; r0 < QG; r0 += kHostPvRows) pv_rows_host<kHostPvRows>(pw + r0 * kTile + t0, kv, acc + r0 * kHeadDim);
+      } else {
+        for (int r = 0; r < QG; ++r) {
+          const float* pr = pw + r * kTile + t0;
+          float* a = acc + r * kHeadDim;
           for (int u = 0; u < n; ++u)
             for (int d = 0; d < kHeadDim; ++d) a[d] += pr[u] * kv[u * kHeadDim + d];
         }
