@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "uq/impl/e4m3_rounding.hpp"
 #include "uq/types.hpp"
 #include "uqref.hpp"
 
@@ -268,6 +269,21 @@ TEST(CodecE4m3, EncodeSaturationAndNaN) {
 TEST(CodecE4m3, EncodeExhaustiveAllFloats) {
   ExpectMonotoneSweep([](float x) -> unsigned { return uq::codec::float_to_e4m3(x); },
                       [](float x) -> unsigned { return uqref::e4m3_round(x); }, 0x7eu, 0x80u,
+                      [](unsigned code, bool negative) { return code == (negative ? 0xffu : 0x7fu); });
+}
+
+// The generic decode's branch-free query rounding (uq/impl/e4m3_rounding.hpp) against the
+// reference on every float: its value must be exactly an E4M3 value (else the code 0x100,
+// which matches nothing) whose code is the reference's.
+TEST(CodecE4m3, RoundSelectExhaustiveAllFloats) {
+  const auto code_of_value = [](float x) -> unsigned {
+    const float y = uq::impl::round_e4m3_select(x);
+    const std::uint8_t code = uq::codec::float_to_e4m3(y);
+    const bool exact = std::isnan(y) ? std::isnan(uq::codec::e4m3_to_float(code))
+                                     : to_bits(uq::codec::e4m3_to_float(code)) == to_bits(y);
+    return exact ? code : 0x100u;
+  };
+  ExpectMonotoneSweep(code_of_value, [](float x) -> unsigned { return uqref::e4m3_round(x); }, 0x7eu, 0x80u,
                       [](unsigned code, bool negative) { return code == (negative ? 0xffu : 0x7fu); });
 }
 

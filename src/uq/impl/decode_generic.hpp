@@ -26,6 +26,7 @@
 
 #include "uq/core/sequence_rules.hpp"
 #include "uq/error.hpp"
+#include "uq/impl/e4m3_rounding.hpp"
 #include "uq/impl/host_simd.hpp"
 #include "uq/impl/math.hpp"
 #include "uq/impl/status_counters.hpp"
@@ -317,7 +318,7 @@ struct DecodePartitionsGeneric {
       }
     }
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kPvSets * QG * kHeadDim), [&](int i) {
-      if (i < QG * kHeadDim) q8[i] = (bad >> (i / kHeadDim)) & 1 ? 0.0f : codec::round_e4m3(acc[i]);
+      if (i < QG * kHeadDim) q8[i] = (bad >> (i / kHeadDim)) & 1 ? 0.0f : round_e4m3_select(acc[i]);
       acc[i] = 0.0f;
     });
     team.team_barrier();
