@@ -423,7 +423,7 @@ struct DecodePartitionsGeneric {
       for (int r = 0; r < RB; ++r) store(acc + r * kHeadDim + d, x[r]);
     }
   }
-  static constexpr int kHostPvRows = 2;  // 2 x kHostStep p vectors + kHostStep V + 2 acc: 14 registers
+  static constexpr int kHostPvRows = 2;  // 2 x kHostStep p vectors + 2 acc + 1 V: 11 of 16 vector registers
   static_assert(QG % kHostPvRows == 0, "row blocks tile the rows");
 
   // Host backends (one thread per team): one tile starting at token T0 (< L), read straight
