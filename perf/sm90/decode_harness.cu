@@ -603,6 +603,27 @@ void check_all(bool small) {
     c.lens = {513, 64};
     cs.push_back(c);
   }
+  {  // tiny group scales 2^-126 .. 2^-115: V's smallest values are bf16 subnormals in the MMA
+    Case c;
+    c.name = "scale bytes 1..12";
+    c.sc_lo = 1;
+    c.sc_hi = 13;
+    c.B = 2;
+    c.lens = {700, 33};
+    c.seed = 72;
+    cs.push_back(c);
+  }
+  {  // bytes 128..132 (the single-multiply V operand's top) mixed with small ones
+    Case c;
+    c.name = "scale bytes 100..133";
+    c.sc_lo = 100;
+    c.sc_hi = 133;
+    c.scale = 1e-3f;
+    c.B = 2;
+    c.lens = {700, 33};
+    c.seed = 73;
+    cs.push_back(c);
+  }
   for (int big : {0, 1}) {
     Case c;
     c.name = big ? "scale bytes 126..140" : "scale bytes 55..70";
@@ -674,7 +695,9 @@ struct Shape {
   }
 };
 
-__global__ void fill_cache(std::uint8_t* p, std::int64_t n, std::uint64_t seed) {
+// Timed caches: random code bytes, scale bytes 118 + (0 .. span - 1) (span = UQ_HARNESS_SCALE_SPAN,
+// default 12: bytes 118..129; 10 gives 118..127, V group maxima below 8), 1/32 of them zero.
+__global__ void fill_cache(std::uint8_t* p, std::int64_t n, std::uint64_t seed, int span) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     std::uint64_t x = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull + seed;
@@ -683,7 +706,7 @@ __global__ void fill_cache(std::uint8_t* p, std::int64_t n, std::uint64_t seed) 
     x ^= x >> 32;
     const int o = static_cast<int>(i % 272);
     const bool scale = (o >= 128 && o < 136) || o >= 264;
-    p[i] = scale ? ((x & 31) == 0 ? 0 : static_cast<std::uint8_t>(118 + (x >> 8) % 12)) : static_cast<std::uint8_t>(x >> 16);
+    p[i] = scale ? ((x & 31) == 0 ? 0 : static_cast<std::uint8_t>(118 + (x >> 8) % span)) : static_cast<std::uint8_t>(x >> 16);
   }
 }
 
@@ -793,7 +816,8 @@ void bench(int reps, const std::vector<Shape>& shapes) {
     std::mt19937 rng(7);
     for (int i = 0; i < copies; ++i) {
       CK(cudaMalloc(&ins[i].cache, cache_bytes));
-      fill_cache<<<1024, 256>>>(ins[i].cache, cache_bytes, 1234 + i);
+      const char* span_env = std::getenv("UQ_HARNESS_SCALE_SPAN");
+      fill_cache<<<1024, 256>>>(ins[i].cache, cache_bytes, 1234 + i, span_env ? std::atoi(span_env) : 12);
       std::vector<std::int32_t> perm(static_cast<std::size_t>(blocks));
       std::iota(perm.begin(), perm.end(), 0);
       std::shuffle(perm.begin(), perm.end(), rng);
