@@ -184,13 +184,19 @@ TEST(Sm90LaunchChecks, ReducerArgumentsAndBadOnes) {
 // the layout must fit one block (227 KB) and the CTAs per SM its launch bounds assume (228 KB
 // per SM, 1 KB reserved per block). The reducer uses a fixed 1 KB whatever the partition count.
 TEST(Sm90LaunchChecks, SharedMemoryFitsTheOccupancyTheKernelsAssume) {
-  for (int qg : {6, 8, 16}) {
-    EXPECT_LE(decode_smem_bytes(qg), 227 * 1024) << "qg " << qg;
-    EXPECT_LE(decode_ctas_per_sm(qg) * (decode_smem_bytes(qg) + 1024), 228 * 1024) << "qg " << qg;
-    const DecodeSmem m = decode_smem_layout(qg);
-    for (int off : {m.ring, m.q, m.p, m.red, m.redl, m.meta, m.bars}) EXPECT_EQ(off % 16, 0) << "qg " << qg;
-  }
-  EXPECT_LT(decode_smem_bytes(6), decode_smem_bytes(16));  // Q rows padded to 8 vs 16
+  for (int qg : {6, 8, 16})
+    for (bool bulk : {false, true})
+      for (bool dense : {false, true}) {
+        const int ctas = decode_ctas_per_sm(qg, bulk, dense);
+        EXPECT_TRUE(ctas == 3 || ctas == 4) << "qg " << qg;
+        EXPECT_LE(decode_smem_bytes(qg, ctas), 227 * 1024) << "qg " << qg;
+        EXPECT_LE(ctas * (decode_smem_bytes(qg, ctas) + 1024), 228 * 1024) << "qg " << qg << ", " << ctas << " CTAs";
+        const DecodeSmem m = decode_smem_layout(qg, ctas);
+        for (int off : {m.ring, m.q, m.p, m.red, m.redl, m.meta, m.bars}) EXPECT_EQ(off % 16, 0) << "qg " << qg;
+      }
+  EXPECT_EQ(decode_ctas_per_sm(6, true, false), 4);  // per-slot copies: 16 warps
+  EXPECT_EQ(decode_ctas_per_sm(6, true, true), 3);   // one copy per block run
+  EXPECT_LT(decode_smem_bytes(6, 3), decode_smem_bytes(16, 3));  // Q rows padded to 8 vs 16
 }
 
 // The CTAs per (sequence, KV head) of the persistent partition kernel: always 1..P and never

@@ -49,13 +49,6 @@ constexpr int kStageBytes = kTileTokens * kRowBytes;  // 17408
 // N of the wgmmas: the query rows of a KV head, padded to 8 or 16.
 UQ_SM90_HOST_DEVICE constexpr int q_rows(int qg) { return qg <= 8 ? 8 : 16; }
 
-// Stages of the ring and CTAs per SM: 4 stages (3 tiles in flight while one is computed) and 3
-// CTAs (12 warps, 168 registers per thread) per SM, which fit the 228 KB of shared memory. (For
-// N = 8, 3 stages and 4 CTAs of 128 registers also fit; measured slower at the headline shape,
-// 55.6 vs 47.0 us, with small spills: UQ_SM90_N8_CTAS=4 builds it for experiments.)
-#ifndef UQ_SM90_N8_CTAS
-#define UQ_SM90_N8_CTAS 3
-#endif
 // Commit groups of a tile's P.V wgmmas (decode_kernel.cuh): two for N = 8 (a group's V
 // operands, 64 registers for all four k-steps, stay live until it completes; waiting for the
 // first half before building the second frees 32 of them, which the persistent loop needs:
@@ -63,11 +56,20 @@ UQ_SM90_HOST_DEVICE constexpr int q_rows(int qg) { return qg <= 8 ? 8 : 16; }
 // split measured slower: 71.6 -> 73.9 us at 4 x 65536, QG 16).
 UQ_SM90_HOST_DEVICE constexpr int decode_pv_split(int qg) { return qg <= 8 ? 2 : 1; }
 
-UQ_SM90_HOST_DEVICE constexpr int decode_stages(int qg) { return qg <= 8 && UQ_SM90_N8_CTAS == 4 ? 3 : 4; }
-UQ_SM90_HOST_DEVICE constexpr int decode_ctas_per_sm(int qg) { return qg <= 8 ? UQ_SM90_N8_CTAS : 3; }
+// CTAs per SM of a partition-kernel instance, which fixes its register bound and ring depth:
+// 3 CTAs (12 warps, <= 168 registers, 4 stages: 3 tiles in flight while one is computed), or,
+// for N = 8 when the tiles arrive by copy-engine copies of single slots (kBulkLoads without
+// kDenseRows: several KV heads or padded slots, 64 copies per tile), 4 CTAs (16 warps, <= 128
+// registers, 3 stages): the more warps hide those copies' latency. H200, 2026-12-02
+// (docs/PERF.md §5.4): 4 x 75000 at Hk 4 229 -> 205 us with 4 CTAs, while at Hk 1 (one copy per
+// block) 4 CTAs are slower (41.8 -> 47.9 us at the headline, 815 -> 828 us at 64 x 131k).
+UQ_SM90_HOST_DEVICE constexpr int decode_ctas_per_sm(int qg, bool bulk, bool dense_rows) {
+  return qg <= 8 && bulk && !dense_rows ? 4 : 3;
+}
+UQ_SM90_HOST_DEVICE constexpr int decode_stages(int ctas) { return ctas == 4 ? 3 : 4; }
 
 // Shared memory of the partition kernel, in this order (every offset a multiple of 16):
-//  ring     decode_stages(qg) x kStageBytes
+//  ring     decode_stages(ctas) x kStageBytes
 //  q        N x 256 bytes: q8 as the QK wgmmas' B operand, K-major core matrices of 8 query
 //           rows x 16 bytes: group g, half kh (dims 8t + 2j + kh at byte 4t + j), row block rb
 //           at ((2g + kh) * N/8 + rb) * 128
@@ -82,22 +84,23 @@ UQ_SM90_HOST_DEVICE constexpr int decode_ctas_per_sm(int qg) { return qg <= 8 ? 
 struct DecodeSmem {
   int ring, q, p, red, redl, meta, bars, qbad, sync, total;
 };
-UQ_SM90_HOST_DEVICE constexpr DecodeSmem decode_smem_layout(int qg) {
+UQ_SM90_HOST_DEVICE constexpr DecodeSmem decode_smem_layout(int qg, int ctas) {
   const int n = q_rows(qg);
+  const int stages = decode_stages(ctas);
   DecodeSmem s{};
   s.ring = 0;
-  s.q = s.ring + decode_stages(qg) * kStageBytes;
+  s.q = s.ring + stages * kStageBytes;
   s.p = s.q + n * kHeadDim;
   s.red = s.p + kTileTokens * n * 2;
   s.redl = s.red + 4 * n * 4;
   s.meta = s.redl + 4 * n * 4;
-  s.bars = s.meta + decode_stages(qg) * 8;
-  s.qbad = s.bars + decode_stages(qg) * 8;
+  s.bars = s.meta + stages * 8;
+  s.qbad = s.bars + stages * 8;
   s.sync = s.qbad + 16;
   s.total = s.sync + 32;
   return s;
 }
-UQ_SM90_HOST_DEVICE constexpr int decode_smem_bytes(int qg) { return decode_smem_layout(qg).total; }
+UQ_SM90_HOST_DEVICE constexpr int decode_smem_bytes(int qg, int ctas) { return decode_smem_layout(qg, ctas).total; }
 
 // Flags of DecodeKernelArgs::flags.
 constexpr std::uint32_t kQRotated = 1u;      // q holds WHT(q): no in-kernel rotation

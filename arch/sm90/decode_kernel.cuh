@@ -56,6 +56,10 @@ __host__ __device__ constexpr int acc_index(int r, int c) { return (c & 1) + 2 *
 // orders keep the 8 rows of every ldmatrix phase on 8 different 4-bank groups.
 __device__ __forceinline__ int pv_token(int kk) { return (kk & 1) ? 8 + (((kk >> 1) + 4) & 7) : (kk >> 1); }
 
+// Shared-memory descriptor address units (16 bytes) from one B operand slice to the next: a QK
+// scale group of q8 or a P.V k-step of P^T (2 core-matrix columns x N / 8 row blocks x 128 B).
+__host__ __device__ constexpr std::uint64_t desc_step(int n) { return (2 * (n / 8) * 128) >> 4; }
+
 __device__ __forceinline__ void store_bf16x4(std::uint16_t* dst, std::uint32_t lo, std::uint32_t hi) {
   *reinterpret_cast<uint2*>(dst) = make_uint2(lo, hi);
 }
@@ -92,17 +96,113 @@ __device__ void empty_partition(const DecodeKernelArgs& a, const Partition& w, u
   }
 }
 
+// P.V of one tile: 16 bf16 wgmmas (4 k-steps of 16 tokens x 4 groups of 64 dims), A = V'^T =
+// (V x 2^-kPvShift)^T (P^T carries the 2^kPvShift), in kSplit commit groups: a group's A
+// registers stay live until it completes, so each later group first waits for the previous one
+// (fewer registers live at once). kBig: some scale byte of the tile is >= 133, where
+// 2^(b - 1 - kPvShift) would overflow bf16: 2^(126 - kPvShift) first (FP4 x 2^-kPvShift
+// exactly), then 2^(b - 127); otherwise one multiply by 2^(b - 1 - kPvShift) takes the raw
+// FP4 x 2^-126 bits to FP4 x 2^(b - 127 - kPvShift), exact for every byte b >= 1 (the smallest,
+// subnormal, results are multiples of 2^-133 with few bits).
+template <int N, int kSplit, bool kBig>
+__device__ __forceinline__ void pv_tile(float (&acc)[4][N / 2], std::uint32_t stage, int warp, int g, std::uint32_t voff,
+                                        std::uint32_t voff1, std::uint32_t vtab, std::uint64_t pdesc) {
+  constexpr int NA = N / 2;
+  constexpr int kSteps = 4 / kSplit;
+  constexpr std::uint32_t kTabStep = 8 * kRowBytes;                       // scale-table rows per k-step
+  // (unrolled: a rolled loop over the groups cut the instruction-fetch stalls at the headline
+  // but cost 10 % more instructions at 64 x 131k, 2026-12-02)
+#pragma unroll
+  for (int hh = 0; hh < kSplit; ++hh) {
+    std::uint32_t va[kSteps][4][4];  // [k-step][nibble / wgmma][register]
+#pragma unroll
+    for (int s2 = 0; s2 < kSteps; ++s2) {
+      const int s = hh * kSteps + s2;
+      const std::uint32_t vrow = stage + s * 16 * kRowBytes;
+      std::uint32_t x[4];
+      if (warp == 0) {
+        std::uint32_t z[4], y[2];
+        ptx::ldmatrix_x4_trans(z, vrow + voff);
+        ptx::ldmatrix_x2_trans(y, vrow + voff1);
+        x[0] = g >= 4 ? z[0] : z[2];
+        x[1] = g >= 4 ? z[1] : z[3];
+        x[2] = y[0];
+        x[3] = y[1];
+      } else {
+        ptx::ldmatrix_x4_trans(x, vrow + voff);
+      }
+      // scale pairs in A-register order: (row g | g + 8) x (k 2t.. | k 8 + 2t..)
+      const uint4 e0 = ptx::lds_v4(stage + vtab + s * kTabStep);              // tokens (t, 12 + t)
+      const uint4 e1 = ptx::lds_v4(stage + vtab + s * kTabStep + kRowBytes);  // tokens (4 + t, 8 + t)
+      const std::uint32_t xr[4] = {x[0], x[2], x[1], x[3]};
+      if constexpr (!kBig) {
+        const std::uint32_t f[4] = {e0.z, e0.w, e1.z, e1.w};
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          va[s2][0][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<0>(xr[r]), f[r]);
+          va[s2][1][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<1>(xr[r]), f[r]);
+          va[s2][2][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<2>(xr[r]), f[r]);
+          va[s2][3][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<3>(xr[r]), f[r]);
+        }
+      } else {
+        const std::uint32_t p[4] = {e0.x, e0.y, e1.x, e1.y};
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          va[s2][0][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<0>(xr[r]), kBf16x2VMultiplier), p[r]);
+          va[s2][1][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<1>(xr[r]), kBf16x2VMultiplier), p[r]);
+          va[s2][2][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<2>(xr[r]), kBf16x2VMultiplier), p[r]);
+          va[s2][3][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<3>(xr[r]), kBf16x2VMultiplier), p[r]);
+        }
+      }
+    }
+#pragma unroll
+    for (int s2 = 0; s2 < kSteps; ++s2)
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) ptx::reg_fence(va[s2][k][e]);
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+#pragma unroll
+      for (int e = 0; e < NA; ++e) ptx::reg_fence(acc[k][e]);
+    std::uint64_t pd[kSteps];
+#pragma unroll
+    for (int s2 = 0; s2 < kSteps; ++s2) {
+      pd[s2] = pdesc + (hh * kSteps + s2) * desc_step(N);
+      ptx::reg_fence(pd[s2]);
+    }
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int s2 = 0; s2 < kSteps; ++s2)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<N>(acc[k], va[s2][k], pd[s2]);
+    ptx::wgmma_commit();
+    if (hh + 1 < kSplit) {
+      ptx::wgmma_wait<0>();
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+#pragma unroll
+        for (int e = 0; e < NA; ++e) ptx::reg_fence(acc[k][e]);
+    }
+  }
+}
+
 }  // namespace decode_detail
 
-template <int QG>
-__global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_partitions_kernel(const DecodeKernelArgs a) {
+// kBulk: every slot is 16-byte aligned (kBulkLoads), so tiles arrive by copy-engine copies; the
+// other instance copies them synchronously (caches at odd offsets or with odd slot padding).
+// Separate instances, so that the common one's tile loop carries no code of the other (at
+// decode-sized grids the kernel was instruction-fetch bound; it also needs 14 fewer registers).
+// kCtas: CTAs per SM (decode_ctas_per_sm: launch bounds and ring depth).
+template <int QG, bool kBulk, int kCtas>
+__global__ void __launch_bounds__(kThreads, kCtas) decode_partitions_kernel(const DecodeKernelArgs a) {
   using namespace decode_detail;
-  constexpr int kStages = decode_stages(QG);
+  constexpr int kStages = decode_stages(kCtas);
   constexpr int N = q_rows(QG);
   constexpr int NB = N / 8;   // row blocks of 8 query rows
   constexpr int NC = N / 4;   // accumulator columns per lane
   constexpr int NA = N / 2;   // accumulator registers per wgmma
-  constexpr DecodeSmem SL = decode_smem_layout(QG);
+  constexpr DecodeSmem SL = decode_smem_layout(QG, kCtas);
   constexpr int kPvSplit = decode_pv_split(QG);
   extern __shared__ __align__(128) unsigned char smem[];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
@@ -137,7 +237,7 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
   const std::uint32_t bar_a = ptx::smem_addr(smem + SL.bars);
   float* const red = reinterpret_cast<float*>(smem + SL.red);
   float* const redl = reinterpret_cast<float*>(smem + SL.redl);
-  const bool bulk = (a.flags & kBulkLoads) != 0;
+  constexpr bool bulk = kBulk;
   const int sub = a.block_size < kTileTokens ? a.block_size : kTileTokens;
   const int nbpt = kTileTokens / sub;
 
@@ -208,10 +308,9 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
                       psel2 = ue8m0_pair_selector((pG0 + 2) & 3);
   const int pw0 = pG0 >> 2, pw2 = ((pG0 + 2) & 7) >> 2;  // scale word of groups 2q (= 2q + 1's) and 2q + 2
   const std::uint32_t vtab = (2 * t) * kRowBytes + G0 * 16;  // consumer: entry (0, t, 0, G0)
-  constexpr std::uint32_t kTabStep = 8 * kRowBytes;          // entry rows per k-step
   const std::uint64_t qdesc = ptx::smem_desc(q_a, NB * 128, 128);
   const std::uint64_t pdesc = ptx::smem_desc(p_a, NB * 128, 128);
-  constexpr std::uint64_t kGroupStep = (2 * NB * 128) >> 4;  // descriptor address units per group / k-step
+  constexpr std::uint64_t kGroupStep = desc_step(N);
 
   int* const sync_t0 = reinterpret_cast<int*>(smem + SL.sync);
   int* const sync_ids = reinterpret_cast<int*>(smem + SL.sync + 8);
@@ -239,7 +338,7 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
   for (int i = 0; i < w.n_tiles; ++i) {
     const std::uint32_t stage = ring_a + st * kStageBytes;
     std::uint64_t mask;
-    if (bulk) {
+    if constexpr (bulk) {
       ptx::mbarrier_wait_parity(bar_a + 8 * st, ph);
       mask = ptx::lds_u64(meta_a + 8 * st);
     } else {
@@ -340,10 +439,10 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
       const std::uint32_t a2 = pw2 ? sa.y : sa.x, b2 = pw2 ? sb.y : sb.x;
       const std::uint32_t p0 = ue8m0_pair_bf16(a0, b0, psel0), p1 = ue8m0_pair_bf16(a0, b0, psel1),
                           p2 = ue8m0_pair_bf16(a2, b2, psel2);
-      // every byte < 128: 2^(b - 1) = 2^126 x 2^(b - 127) is exact and <= 2^126 in bf16
-      big = ((p0 | p1 | p2) & 0x40004000u) != 0u;
-      const std::uint32_t f0 = ptx::bf16x2_mul_rn(p0, kBf16x2TwoPow126), f1 = ptx::bf16x2_mul_rn(p1, kBf16x2TwoPow126),
-                          f2 = ptx::bf16x2_mul_rn(p2, kBf16x2TwoPow126);
+      // every byte <= 132: 2^(b - 1 - kPvShift) = 2^122 x 2^(b - 127) is exact and <= 2^127 in bf16
+      big = ((ptx::bf16x2_max(ptx::bf16x2_max(p0, p1), p2) + kBigScaleAddend) & 0x80008000u) != 0u;
+      const std::uint32_t f0 = ptx::bf16x2_mul_rn(p0, kBf16x2VMultiplier), f1 = ptx::bf16x2_mul_rn(p1, kBf16x2VMultiplier),
+                          f2 = ptx::bf16x2_mul_rn(p2, kBf16x2VMultiplier);
       asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage + ptab), "r"(p0), "r"(p1), "r"(f0), "r"(f1) : "memory");
       asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(stage + ptab + 16), "r"(p1), "r"(p2), "r"(f1), "r"(f2)
                    : "memory");
@@ -364,7 +463,9 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
       const float pA = m_new == neg_inf() ? 0.0f : ptx::ex2(sc[0][c] - m_new);
       const float pB = m_new == neg_inf() ? 0.0f : ptx::ex2(sc[1][c] - m_new);
       l[c] = l[c] * alpha[c] + (pA + pB);
-      const std::uint32_t pp = ptx::pack_bf16x2(pA, pB);
+      // P' = bf16(2^kPvShift p) = 2^kPvShift bf16(p) (a power of two; the two differ only for
+      // p < 2^-122, on bf16's subnormal grid, by < 2^-126): the part of V's scale P^T carries
+      const std::uint32_t pp = ptx::pack_bf16x2(pA * kPvShiftFactor, pB * kPvShiftFactor);
       asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(p_a + ((warp * 2 + (g >> 2)) * NB + (row >> 3)) * 128 + (row & 7) * 16 +
                                                         4 * (g & 3)),
                    "r"(pp)
@@ -380,86 +481,14 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
         }
     }
     ptx::fence_proxy_async_shared();  // P^T is read by the wgmmas (and the copy engine refills the table's bytes)
-    // barrier + "some scale byte >= 128": then 2^(b - 1) may overflow bf16 (the slow path below)
+    // barrier + "some scale byte >= 133": then 2^(b - 1 - kPvShift) may overflow bf16 (two multiplies)
     const bool any_big = __syncthreads_or(big) != 0;
 
-    // ---- P.V: 16 bf16 wgmmas (4 k-steps of 16 tokens x 4 groups of 64 dims), A = V^T, in
-    // kPvSplit commit groups: a group's A registers stay live until it completes, so each
-    // later group first waits for the previous one (fewer registers live at once)
-    constexpr int kSteps = 4 / kPvSplit;
-#pragma unroll
-    for (int hh = 0; hh < kPvSplit; ++hh) {
-      std::uint32_t va[kSteps][4][4];  // [k-step][nibble / wgmma][register]
-#pragma unroll
-      for (int s2 = 0; s2 < kSteps; ++s2) {
-        const int s = hh * kSteps + s2;
-        const std::uint32_t vrow = stage + s * 16 * kRowBytes;
-        std::uint32_t x[4];
-        if (warp == 0) {
-          std::uint32_t z[4], y[2];
-          ptx::ldmatrix_x4_trans(z, vrow + voff);
-          ptx::ldmatrix_x2_trans(y, vrow + voff1);
-          x[0] = g >= 4 ? z[0] : z[2];
-          x[1] = g >= 4 ? z[1] : z[3];
-          x[2] = y[0];
-          x[3] = y[1];
-        } else {
-          ptx::ldmatrix_x4_trans(x, vrow + voff);
-        }
-        // scale pairs in A-register order: (row g | g + 8) x (k 2t.. | k 8 + 2t..)
-        const uint4 e0 = ptx::lds_v4(stage + vtab + s * kTabStep);              // tokens (t, 12 + t)
-        const uint4 e1 = ptx::lds_v4(stage + vtab + s * kTabStep + kRowBytes);  // tokens (4 + t, 8 + t)
-        const std::uint32_t xr[4] = {x[0], x[2], x[1], x[3]};
-        if (!any_big) {  // one multiply by 2^(b - 1) takes the raw FP4 x 2^-126 bits to FP4 x 2^(b - 127)
-          const std::uint32_t f[4] = {e0.z, e0.w, e1.z, e1.w};
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            va[s2][0][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<0>(xr[r]), f[r]);
-            va[s2][1][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<1>(xr[r]), f[r]);
-            va[s2][2][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<2>(xr[r]), f[r]);
-            va[s2][3][r] = ptx::bf16x2_mul_rn(v_nibble_raw_bf16<3>(xr[r]), f[r]);
-          }
-        } else {  // 2^126 first (FP4 exactly), then 2^(b - 127)
-          const std::uint32_t p[4] = {e0.x, e0.y, e1.x, e1.y};
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            va[s2][0][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<0>(xr[r]), kBf16x2TwoPow126), p[r]);
-            va[s2][1][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<1>(xr[r]), kBf16x2TwoPow126), p[r]);
-            va[s2][2][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<2>(xr[r]), kBf16x2TwoPow126), p[r]);
-            va[s2][3][r] = ptx::bf16x2_mul_rn(ptx::bf16x2_mul_rn(v_nibble_raw_bf16<3>(xr[r]), kBf16x2TwoPow126), p[r]);
-          }
-        }
-      }
-#pragma unroll
-      for (int s2 = 0; s2 < kSteps; ++s2)
-#pragma unroll
-        for (int k = 0; k < 4; ++k)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) ptx::reg_fence(va[s2][k][e]);
-#pragma unroll
-      for (int k = 0; k < 4; ++k)
-#pragma unroll
-        for (int e = 0; e < NA; ++e) ptx::reg_fence(acc[k][e]);
-      std::uint64_t pd[kSteps];
-#pragma unroll
-      for (int s2 = 0; s2 < kSteps; ++s2) {
-        pd[s2] = pdesc + (hh * kSteps + s2) * kGroupStep;
-        ptx::reg_fence(pd[s2]);
-      }
-      ptx::wgmma_fence();
-#pragma unroll
-      for (int s2 = 0; s2 < kSteps; ++s2)
-#pragma unroll
-        for (int k = 0; k < 4; ++k) ptx::wgmma_bf16_rs<N>(acc[k], va[s2][k], pd[s2]);
-      ptx::wgmma_commit();
-      if (hh + 1 < kPvSplit) {
-        ptx::wgmma_wait<0>();
-#pragma unroll
-        for (int k = 0; k < 4; ++k)
-#pragma unroll
-          for (int e = 0; e < NA; ++e) ptx::reg_fence(acc[k][e]);
-      }
-    }
+    // ---- P.V: 16 bf16 wgmmas (4 k-steps of 16 tokens x 4 groups of 64 dims), A = V^T; the
+    // choice between the two scalings is made once per tile, so the common one is one
+    // straight run of code (the kernel is instruction-fetch bound at small grids)
+    if (!any_big) pv_tile<N, kPvSplit, false>(acc, stage, warp, g, voff, voff1, vtab, pdesc);
+    else pv_tile<N, kPvSplit, true>(acc, stage, warp, g, voff, voff1, vtab, pdesc);
 
     // ---- refill the previous tile's stage with the tile kStages - 1 after this one (every
     // warp finished it before the barrier above)
@@ -501,7 +530,18 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
       o[r][1] = ptx::pack_bf16x2(acc[2][acc_index(r, c)] * inv, acc[3][acc_index(r, c)] * inv);
     }
     const int hq = w.h * QG + row;
-    if (write_out) {
+    // the partials first: the common case runs straight through (P = 1 jumps)
+    if (!write_out) {
+      if (!bad && lt > 0.0f) {
+        std::uint16_t* const prow = a.partial_out + (w.row0 + row) * kHeadDim;
+        store_bf16x4(prow + d0, o[0][0], o[0][1]);
+        store_bf16x4(prow + d1, o[1][0], o[1][1]);
+      }
+      if (warp == 0 && g == 0) {
+        a.partial_l[w.row0 + row] = bad ? quiet_nan() : lt;
+        a.partial_m[w.row0 + row] = bad ? quiet_nan() : (lt > 0.0f ? __fmul_rn(m[c], kLn2) : neg_inf());
+      }
+    } else {
       std::uint16_t* const orow = a.out + w.b * a.out_stride_seq + static_cast<std::int64_t>(hq) * a.out_stride_head;
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
@@ -521,16 +561,6 @@ __global__ void __launch_bounds__(kThreads, decode_ctas_per_sm(QG)) decode_parti
       if (a.lse != nullptr && warp == 0 && g == 0)
         a.lse[w.b * a.lse_stride_seq + static_cast<std::int64_t>(hq) * a.lse_stride_head] =
             bad ? quiet_nan() : (lt > 0.0f ? __fadd_rn(__fmul_rn(m[c], kLn2), logf(lt)) : neg_inf());
-    } else {
-      if (!bad && lt > 0.0f) {
-        std::uint16_t* const prow = a.partial_out + (w.row0 + row) * kHeadDim;
-        store_bf16x4(prow + d0, o[0][0], o[0][1]);
-        store_bf16x4(prow + d1, o[1][0], o[1][1]);
-      }
-      if (warp == 0 && g == 0) {
-        a.partial_l[w.row0 + row] = bad ? quiet_nan() : lt;
-        a.partial_m[w.row0 + row] = bad ? quiet_nan() : (lt > 0.0f ? __fmul_rn(m[c], kLn2) : neg_inf());
-      }
     }
   }
   }  // partitions of this CTA

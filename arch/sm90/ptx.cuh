@@ -160,6 +160,13 @@ __device__ __forceinline__ std::uint32_t bf16x2_mul_rn(std::uint32_t a, std::uin
   return r;
 }
 
+// Lane-wise maximum of two bf16x2 (one HMNMX2).
+__device__ __forceinline__ std::uint32_t bf16x2_max(std::uint32_t a, std::uint32_t b) {
+  std::uint32_t r;
+  asm("max.bf16x2 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+
 // {lo, hi} fp32 -> two E4M3 bytes in the low 16 bits (round to nearest even, saturating to
 // +-448, NaN stays NaN).
 __device__ __forceinline__ std::uint32_t e4m3x2_from_f32(float lo, float hi) {
