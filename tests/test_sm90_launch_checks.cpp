@@ -210,6 +210,10 @@ TEST(Sm90LaunchChecks, CtasPerSequenceAndHeadStayWithinThePartitions) {
   EXPECT_EQ(decode_ctas_per_bh(1, 512, 1, 2048 * 64, 132, 3), 396);
   EXPECT_EQ(decode_ctas_per_bh(3, 1, 8, 10 * 64, 132, 3), 1);  // P = 1
   EXPECT_EQ(decode_ctas_per_bh(3, 4, 1, 0, 132, 3), 1);        // nothing to read
+  // An engine's batch (256 sequences x 4 KV heads, a 128k-token table, P = 256, per-slot copies:
+  // 4 CTAs per SM): the wave model alone would give R = 1 (two waves at full length), which
+  // serialises a short sequence's partitions in one CTA; at most kMaxPartitionsPerCta each.
+  EXPECT_EQ(decode_ctas_per_bh(1024, 256, 2, 2048 * 64, 132, 4), 8);
   for (std::int64_t nbh : {1, 2, 7, 64, 500, 4096})
     for (int p : {1, 2, 16, 128, 512, 4096})
       for (std::int64_t tokens : {std::int64_t{1}, std::int64_t{300}, std::int64_t{5000}, std::int64_t{131072}, std::int64_t{1} << 21}) {
@@ -217,6 +221,7 @@ TEST(Sm90LaunchChecks, CtasPerSequenceAndHeadStayWithinThePartitions) {
         const int tgpp = static_cast<int>(std::max<std::int64_t>(1, (tg + p - 1) / p));
         const int r = decode_ctas_per_bh(nbh, p, tgpp, tokens, 132, 3);
         EXPECT_GE(r, 1) << nbh << " " << p << " " << tokens;
+        EXPECT_LE((std::min<std::int64_t>(p, tg) + r - 1) / r, kMaxPartitionsPerCta) << nbh << " " << p << " " << tokens;
         EXPECT_LE(r, std::max<std::int64_t>(1, std::min<std::int64_t>(p, tg))) << nbh << " " << p << " " << tokens;
       }
 }

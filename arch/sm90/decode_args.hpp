@@ -77,8 +77,8 @@ UQ_SM90_HOST_DEVICE constexpr int decode_stages(int ctas) { return ctas == 4 ? 3
 //           64 tokens as K (k-step s of 16 tokens, half kh, row block rb at ((2s + kh) * N/8 + rb) * 128)
 //  red      4 x N floats: per query row, the tile maximum of each warp ([row][warp])
 //  redl     4 x N floats: per query row, each warp's l ([row][warp])
-//  meta     stages x 8 bytes: per stage, the 64-bit mask of the tile's present tokens
-//  bars     stages x 8 bytes: the stages' mbarriers
+//  meta     stages x 8 bytes (rounded up to 16): per stage, the 64-bit mask of the tile's present tokens
+//  bars     stages x 8 bytes (rounded up to 16): the stages' mbarriers
 //  qbad     16 bytes: per query row, 1 when its q holds a non-finite value
 //  sync     32 bytes: (synchronous loads) the tile's first token and its 4 block ids
 struct DecodeSmem {
@@ -94,8 +94,8 @@ UQ_SM90_HOST_DEVICE constexpr DecodeSmem decode_smem_layout(int qg, int ctas) {
   s.red = s.p + kTileTokens * n * 2;
   s.redl = s.red + 4 * n * 4;
   s.meta = s.redl + 4 * n * 4;
-  s.bars = s.meta + stages * 8;
-  s.qbad = s.bars + stages * 8;
+  s.bars = s.meta + (stages * 8 + 15) / 16 * 16;  // 3 stages: 24 bytes, rounded up to keep every offset 16-aligned
+  s.qbad = s.bars + (stages * 8 + 15) / 16 * 16;
   s.sync = s.qbad + 16;
   s.total = s.sync + 32;
   return s;

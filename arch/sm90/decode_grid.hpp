@@ -19,6 +19,13 @@ namespace uq::sm90 {
 // headline and 5 % slower at 64 x 131k.
 constexpr int kRampTiles = 2;
 
+// At most this many partitions per CTA: the model above sees only full lengths, where one CTA
+// per (sequence, KV head) can be best (an engine's batch of 256 x 4 at 4 CTAs per SM: 2 waves),
+// but then a shorter sequence's partitions all fall to that one CTA, one after another, and the
+// batch's longest sequences set the time (H200, 2026-12-02: ragged lengths of mean 4k in a
+// 128k-token table, 1.15 ms with R = 1 against 0.95 ms with R = 8).
+constexpr int kMaxPartitionsPerCta = 32;
+
 // nbh = num_seqs * num_kv_heads; tokens = the longest length the table can hold
 // (max_blocks_per_seq * block_size), which the plan's P and TGPP cover; slots = SMs x CTAs per
 // SM, sms = SMs. Returns R in 1..partitions.
@@ -29,15 +36,16 @@ inline int decode_ctas_per_bh(std::int64_t nbh, int partitions, int tgpp, std::i
   const std::int64_t trips = (total_tg + partitions - 1) / partitions;
   const std::int64_t tiles = 4 * (trips < tgpp ? trips : tgpp);  // tiles per full partition
   const std::int64_t slots = static_cast<std::int64_t>(sms) * ctas_per_sm;
+  const std::int64_t r_min = (filled + kMaxPartitionsPerCta - 1) / kMaxPartitionsPerCta;
   double best = 0.0;
-  int best_r = 1;
-  for (std::int64_t r = 1; r <= filled; ++r) {
+  int best_r = static_cast<int>(r_min);
+  for (std::int64_t r = r_min; r <= filled; ++r) {
     const std::int64_t grid = nbh * r;
     const std::int64_t waves = (grid + slots - 1) / slots;
     double cost = static_cast<double>(waves) * static_cast<double>(((filled + r - 1) / r) * tiles + kRampTiles);
     // one partial wave: the SMs holding the most CTAs set the time
     if (grid < slots) cost *= static_cast<double>(((grid + sms - 1) / sms) * sms) / static_cast<double>(grid);
-    if (r == 1 || cost <= best) {  // ties: the larger R (more, shorter CTAs)
+    if (r == r_min || cost <= best) {  // ties: the larger R (more, shorter CTAs)
       best = cost;
       best_r = static_cast<int>(r);
     }

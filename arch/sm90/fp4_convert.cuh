@@ -28,8 +28,8 @@ __device__ __forceinline__ std::uint32_t k_odd_e4m3(std::uint32_t w) {
 // bf16x2 2^126 (exponent field 253): FP4 * 2^-126 * 2^126 = FP4, exactly.
 constexpr std::uint32_t kBf16x2TwoPow126 = 0x7E807E80u;
 constexpr std::uint32_t kBf16x2TwoPow122 = 0x7C807C80u;
-// P.V's P^T operand carries 2^kPvShift of every V scale (P' = bf16(p) x 2^4, V' = V x 2^-4: the
-// products, and so the fp32 sums, are the same numbers), so that one bf16 multiply by
+// P.V's P^T operand carries 2^kPvShift of every V scale (P' = bf16(16 p) = 16 bf16(p) but for
+// p < 2^-122, V' = V x 2^-4: the products, and so the fp32 sums, are the same numbers), so that one bf16 multiply by
 // 2^(b - 1 - 4) builds V' exactly from the raw FP4 x 2^-126 bits for every scale byte b <= 132
 // (group scale <= 2^5) instead of b <= 128; only tiles with a larger byte take two multiplies.
 constexpr int kPvShift = 4;

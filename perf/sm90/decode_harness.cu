@@ -689,9 +689,10 @@ void check_all(bool small) {
 // ------------------------------------------------------------------ timing
 struct Shape {
   int B, ctx, qg, Hk, bs;
+  int ragged = 0;  // > 0: lengths uniform in [1, ragged] (an engine's live batch) in a table of ctx tokens
   std::string name() const {
-    return "B" + std::to_string(B) + " ctx" + std::to_string(ctx) + " QG" + std::to_string(qg) + " Hk" + std::to_string(Hk) +
-           " BS" + std::to_string(bs);
+    return "B" + std::to_string(B) + (ragged ? " rag" + std::to_string(ragged) + "/" : " ctx") + std::to_string(ctx) +
+           " QG" + std::to_string(qg) + " Hk" + std::to_string(Hk) + " BS" + std::to_string(bs);
   }
 };
 
@@ -810,7 +811,14 @@ void bench(int reps, const std::vector<Shape>& shapes) {
     const int nb = (s.ctx + s.bs - 1) / s.bs;
     const std::int64_t blocks = static_cast<std::int64_t>(s.B) * nb;
     const std::int64_t cache_bytes = blocks * s.bs * s.Hk * 272;
-    const double floor_bytes = static_cast<double>(s.B) * s.ctx * s.Hk * 272.0 + 4.0 * s.B * nb + 4.0 * s.B * s.Hk * s.qg * 256;
+    std::vector<std::int32_t> lens(s.B, s.ctx);
+    if (s.ragged > 0) {
+      std::mt19937 lr(11);
+      for (auto& x : lens) x = 1 + static_cast<int>(lr() % static_cast<unsigned>(s.ragged));
+    }
+    double tokens = 0;
+    for (int x : lens) tokens += x;
+    const double floor_bytes = tokens * s.Hk * 272.0 + 4.0 * s.B * nb + 4.0 * s.B * s.Hk * s.qg * 256;
     int copies = static_cast<int>(std::min<std::int64_t>(8, std::max<std::int64_t>(1, (4ll * l2 + cache_bytes - 1) / cache_bytes)));
     std::vector<TimedInputs> ins(copies);
     std::mt19937 rng(7);
@@ -823,7 +831,6 @@ void bench(int reps, const std::vector<Shape>& shapes) {
       std::shuffle(perm.begin(), perm.end(), rng);
       CK(cudaMalloc(&ins[i].tables, blocks * 4));
       CK(cudaMemcpy(ins[i].tables, perm.data(), blocks * 4, cudaMemcpyHostToDevice));
-      std::vector<std::int32_t> lens(s.B, s.ctx);
       CK(cudaMalloc(&ins[i].lens, s.B * 4));
       CK(cudaMemcpy(ins[i].lens, lens.data(), s.B * 4, cudaMemcpyHostToDevice));
       std::vector<std::uint16_t> q(static_cast<std::size_t>(s.B) * s.Hk * s.qg * 256);
@@ -957,7 +964,10 @@ int main(int argc, char** argv) {
       const int reps = argc > 2 ? std::atoi(argv[2]) : 20;
       std::vector<Shape> shapes = {{4, 75000, 6, 1, 64},  {1, 131072, 6, 1, 64}, {16, 131072, 6, 1, 64}, {64, 131072, 6, 1, 64},
                                    {4, 65536, 8, 1, 64},  {4, 65536, 16, 1, 64}, {4, 75000, 6, 1, 16},   {4, 75000, 6, 1, 256},
-                                   {4, 75000, 6, 4, 64},  {1, 4096, 6, 1, 64},   {64, 4096, 6, 1, 64},   {16, 16384, 6, 1, 64}};
+                                   {4, 75000, 6, 4, 64},  {1, 4096, 6, 1, 64},   {64, 4096, 6, 1, 64},   {16, 16384, 6, 1, 64},
+                                   // 12, 13: the engine-sized plan of perf/bench_decode.cpp (256 sequences, Hk 4, a
+                                   // 128k-token table) with ragged lengths (mean 4k) and full ones
+                                   {256, 131072, 6, 4, 64, 8191}, {256, 131072, 6, 4, 64}};
       if (argc > 3) {  // a comma-separated list of shape indices
         std::vector<Shape> pick;
         for (const char* c = argv[3]; *c;) {
