@@ -9,6 +9,7 @@
 #include "uq/impl/score_checks.hpp"
 #include "uq/impl/status_counters.hpp"
 #include "uq/impl/write_index_keys_generic.hpp"
+#include "uq/impl/write_index_keys_host.hpp"
 #include "uq/nvfp4.hpp"
 #include "uq/types.hpp"
 
@@ -72,6 +73,17 @@ class IndexKeyWriter {
 
     if (cfg_.check) counters_.reset(exec_);
     using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
+#if defined(UQ_INDEX_WRITER_HOST_PATH)
+    // Host execution spaces with contiguous key rows: the vectorised host path
+    // (impl/write_index_keys_host.hpp, bit-identical); other rows take the generic kernel.
+    if constexpr (impl::index_host::kApplies<ExecSpace>) {
+      if (keys.stride(1) == 1) {
+        impl::index_host::launch(exec_, keys, slot_mapping, index_cache, counters_.view());
+        if (cfg_.check) throw_if_bad(fn, "keys/slot_mapping", counters_.read(exec_));
+        return;
+      }
+    }
+#endif
     impl::WriteIndexKeysGeneric<ExecSpace, Keys, Slots, Cache, Counts> kernel;
     kernel.keys = keys;
     kernel.slots = slot_mapping;
