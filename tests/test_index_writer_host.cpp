@@ -77,6 +77,21 @@ TEST(IndexWriterHost, ThresholdsAreTheScalarRulesBoundaries) {
   }
 }
 
+// The bf16 scale table against the generic kernel's rule (finite ? nv_scale_byte(A) : 0)
+// on every maximum pattern, and the float path's masked form on the same values.
+TEST(IndexWriterHost, ScaleBytesMatchTheScalarRule) {
+  const ih::Thresholds& t = ih::thresholds();
+  for (std::uint32_t a = 0; a < 0x8000u; ++a) {
+    const bool finite = a < 0x7f80u;
+    const std::uint8_t want = finite ? codes::nv_scale_byte(bits_float(a << 16)) : std::uint8_t{0};
+    ASSERT_EQ(ih::Lanes<uq::bf16>::scale(t, static_cast<std::int32_t>(a)), want) << "pattern 0x" << std::hex << a;
+    ASSERT_EQ(ih::Lanes<float>::scale(t, static_cast<std::int32_t>(a << 16)), want) << "pattern 0x" << std::hex << a;
+  }
+  for (std::uint32_t u : {0x7f800000u, 0x7fc00000u, 0x7fffffffu, 0x7f7fffffu, 1u, 0x3c000000u})
+    EXPECT_EQ(ih::Lanes<float>::scale(t, static_cast<std::int32_t>(u)),
+              u < 0x7f800000u ? codes::nv_scale_byte(bits_float(u)) : std::uint8_t{0});
+}
+
 TEST(IndexWriterHost, Bf16CodesMatchTheScalarRuleOnEveryPatternAndScale) {
   // every bf16 pattern, 16 to a group (the non-finite ones only at b = 0, the only scale
   // a group holding them gets)

@@ -8,8 +8,10 @@
 // read in place from the row:
 //
 //   - A = max |x| on the bits (|x| is the bits with the sign cleared; non-negative floats
-//     order as their bits), the scale byte by codes::nv_scale_byte (the one scalar rule,
-//     8 calls a token);
+//     order as their bits), the scale byte by codes::nv_scale_byte (the one scalar rule):
+//     for float rows called per group, for bf16 rows tabulated once over the 2^15
+//     patterns A can have (a 32 KB table; a load where the rule's division and ~15
+//     dependent steps were ~25 % of a token's time);
 //   - the codes without any division: for a scale s > 0 the quotient fl32(x / s) is a
 //     non-decreasing function of x (correctly rounded division is monotone), so each of
 //     the seven threshold tests of codes::nv_code_count, "|fl32(x / s)| > T_i", is
@@ -24,9 +26,13 @@
 //   - the sign bit as nv_code_count's (negative and a non-zero magnitude), the 16 codes
 //     packed into one 8-byte word and stored whole, the 8 scale bytes as one 8-byte word.
 //
-// tests/test_index_writer_host.cpp compares group_codes with the scalar rule on every
+// Measured (docs/PERF.md §8, "The index writer's host path"): ~35-45 ns a token with
+// AVX2, against ~250 ns for the generic kernel on the host.
+//
+// tests/test_index_writer_host.cpp compares the code words with the scalar rule on every
 // bf16 pattern against every scale byte, and on every float within 2^12 ulps of each
-// threshold X_i(s) and random floats, for float rows.
+// threshold X_i(s) and random floats, for float rows; the scale table on every pattern;
+// and the whole kernel with the generic one.
 //
 // Compiled only with the host vector extensions (UQ_HOST_INT_VECTORS: GCC/Clang host
 // passes, never __CUDA_ARCH__ / __HIP_DEVICE_COMPILE__); elsewhere the generic kernel
@@ -75,6 +81,10 @@ struct Thresholds {
   std::int16_t x16[kScaleBytes][8];
   I32v v32[kScaleBytes][kThresholds];
   I16v v16[kScaleBytes][kThresholds];
+  // The scale byte of every bf16 group maximum |x| (its pattern 0..0x7fff): codes::
+  // nv_scale_byte of the value, 0 for inf and NaN (a non-finite group is written as a zero
+  // group). A load instead of a division and ~15 dependent integer steps a group.
+  std::uint8_t scale16[0x8000];
 };
 
 // The magnitude of the scalar rule's code of x (>= 0) at scale s > 0: exactly what the
@@ -110,6 +120,8 @@ inline Thresholds make_thresholds() {
       }
     }
   }
+  for (std::uint32_t a = 0; a < 0x8000u; ++a)
+    t.scale16[a] = a < 0x7f80u ? codes::nv_scale_byte(codec::bits_float(a << 16)) : std::uint8_t{0};
   return t;
 }
 
@@ -129,8 +141,8 @@ struct Lanes<bf16> {
   using Scalar = std::int16_t;
   static constexpr int P = 32 / host_simd::kIntBytes;
   static const V* row(const Thresholds& t, int b) { return t.v16[b]; }
+  static std::uint8_t scale(const Thresholds& t, std::int32_t amax) { return t.scale16[amax]; }
   static constexpr std::int32_t kAbs = 0x7fff, kInf = 0x7f80;
-  static constexpr int kShift = 16;  // to float bits
 };
 template <>
 struct Lanes<float> {
@@ -138,8 +150,13 @@ struct Lanes<float> {
   using Scalar = std::int32_t;
   static constexpr int P = 64 / host_simd::kIntBytes;
   static const V* row(const Thresholds& t, int b) { return t.v32[b]; }
+  // a non-finite group is written as a zero group: its scale byte (computed on the inf
+  // or NaN without a branch, then dropped) is 0
+  static std::uint8_t scale(const Thresholds&, std::int32_t amax) {
+    const std::uint8_t any = codes::nv_scale_byte(codec::bits_float(static_cast<std::uint32_t>(amax)));
+    return static_cast<std::uint8_t>(any & -static_cast<std::uint8_t>(amax < kInf));
+  }
   static constexpr std::int32_t kAbs = 0x7fffffff, kInf = 0x7f800000;
-  static constexpr int kShift = 0;
 };
 
 // max over the lanes (signed; the values are >= 0): rotations within the register
@@ -312,10 +329,7 @@ struct Writer {
 #pragma GCC unroll 8
     for (int g = 0; g < nvfp4::kGroups; ++g) {
       token_max = token_max > amax[g] ? token_max : amax[g];
-      // a non-finite group is written as a zero group: its scale byte (computed on the
-      // inf or NaN without a branch, then dropped) is 0
-      const std::uint8_t any = codes::nv_scale_byte(codec::bits_float(static_cast<std::uint32_t>(amax[g]) << L::kShift));
-      b[g] = static_cast<std::uint8_t>(any & -static_cast<std::uint8_t>(amax[g] < L::kInf));
+      b[g] = L::scale(*table, amax[g]);
       scales |= static_cast<std::uint64_t>(b[g]) << (8 * g);
     }
 #pragma GCC unroll 8
