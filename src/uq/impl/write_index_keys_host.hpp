@@ -311,25 +311,22 @@ struct Writer {
     std::uint8_t* page = cache + (slot / nvfp4::kBlockTokens) * nvfp4::kPageBytes;
     const int pos = static_cast<int>(slot % nvfp4::kBlockTokens);
     const unsigned char* row = reinterpret_cast<const unsigned char*>(keys + t * key_stride);
-    // Three passes over the 8 groups, so that the 8 scale chains (max -> A / 6 -> E4M3
-    // bits -> threshold row, ~40 cycles of latency each) are in flight together instead of
-    // one group's chain gating its codes: group-by-group, the token took ~60 ns (latency
-    // bound: the out-of-order window holds about two groups). The row is read twice (the
-    // second time from L1); the loops unroll fully, so amax[] and b[] live in registers.
-    std::int32_t amax[nvfp4::kGroups];
-#pragma GCC unroll 8
-    for (int g = 0; g < nvfp4::kGroups; ++g) {
-      V a[L::P];
-      load_abs(row, g, nullptr, a);
-      amax[g] = group_max<L>(a);
-    }
+    // Two passes over the 8 groups, so that the 8 scale chains (max -> scale byte ->
+    // threshold row) are in flight together instead of one group's chain gating its
+    // codes: group by group, a token took ~60 ns (latency bound: the out-of-order window
+    // holds about two groups). The row is read twice (the second time from L1); the loops
+    // unroll fully, so b[] lives in registers (and each maximum dies at once: holding all
+    // 8 made GCC spill them through the stack).
     std::int32_t token_max = 0;  // finite iff every group is (no flag through memory)
     std::uint64_t scales = 0;
     std::uint8_t b[nvfp4::kGroups];
 #pragma GCC unroll 8
     for (int g = 0; g < nvfp4::kGroups; ++g) {
-      token_max = token_max > amax[g] ? token_max : amax[g];
-      b[g] = L::scale(*table, amax[g]);
+      V a[L::P];
+      load_abs(row, g, nullptr, a);
+      const std::int32_t amax = group_max<L>(a);
+      token_max = token_max > amax ? token_max : amax;
+      b[g] = L::scale(*table, amax);
       scales |= static_cast<std::uint64_t>(b[g]) << (8 * g);
     }
 #pragma GCC unroll 8
