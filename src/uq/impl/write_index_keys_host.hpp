@@ -237,6 +237,7 @@ template <class L>
 inline std::uint64_t group_code_word(const typename L::V* v, const typename L::V* a, const typename L::V* x) {
   using V = typename L::V;
   V m[L::P];
+#pragma GCC unroll 4
   for (int p = 0; p < L::P; ++p) {
     m[p] = V{};
 #pragma GCC unroll 7
@@ -245,6 +246,7 @@ inline std::uint64_t group_code_word(const typename L::V* v, const typename L::V
   }
   if constexpr (std::is_same<V, I32v>::value) {
     I16v c[L::P / 2];
+#pragma GCC unroll 4
     for (int q = 0; q < L::P / 2; ++q) c[q] = narrow_codes(m[2 * q], m[2 * q + 1]);
     return code_word(c);
   } else {
@@ -258,6 +260,7 @@ template <class Key>
 inline std::uint64_t group_code_word_of(const typename Lanes<Key>::Scalar* bits, int b) {
   using L = Lanes<Key>;
   typename L::V v[L::P], a[L::P];
+#pragma GCC unroll 4
   for (int p = 0; p < L::P; ++p) {
     std::memcpy(&v[p], bits + p * (sizeof v[p] / sizeof bits[0]), sizeof v[p]);
     a[p] = v[p] & L::kAbs;
@@ -269,6 +272,7 @@ inline std::uint64_t group_code_word_of(const typename Lanes<Key>::Scalar* bits,
 template <class L>
 inline std::int32_t group_max(const typename L::V* a) {
   typename L::V m = a[0];
+#pragma GCC unroll 4
   for (int p = 1; p < L::P; ++p) m = vmax(m, a[p]);
   return max_lanes(m);
 }
@@ -293,6 +297,7 @@ struct Writer {
 
   // Group g of a row: its bits (v, unless null) and their magnitudes a.
   static void load_abs(const unsigned char* row, int g, V* v, V* a) {
+#pragma GCC unroll 4
     for (int p = 0; p < L::P; ++p) {
       V x;
       std::memcpy(&x, row + (g * L::P + p) * sizeof(V), sizeof(V));
