@@ -131,32 +131,32 @@ inline const Thresholds& thresholds() {
   return t;
 }
 
-// Bits of one group of a row: bf16 patterns or float bits in P parts of the target's
-// register width, and the matching threshold rows.
+// Bits of one group of a row: bf16 patterns (16-bit lanes) or float bits (32-bit) in P
+// parts of the target's register width, and the matching threshold rows and scales.
 template <class Key>
-struct Lanes;
-template <>
-struct Lanes<bf16> {
-  using V = I16v;
-  using Scalar = std::int16_t;
-  static constexpr int P = 32 / host_simd::kIntBytes;
-  static const V* row(const Thresholds& t, int b) { return t.v16[b]; }
-  static std::uint8_t scale(const Thresholds& t, std::int32_t amax) { return t.scale16[amax]; }
-  static constexpr std::int32_t kAbs = 0x7fff, kInf = 0x7f80;
-};
-template <>
-struct Lanes<float> {
-  using V = I32v;
-  using Scalar = std::int32_t;
-  static constexpr int P = 64 / host_simd::kIntBytes;
-  static const V* row(const Thresholds& t, int b) { return t.v32[b]; }
-  // a non-finite group is written as a zero group: its scale byte (computed on the inf
-  // or NaN without a branch, then dropped) is 0
-  static std::uint8_t scale(const Thresholds&, std::int32_t amax) {
-    const std::uint8_t any = codes::nv_scale_byte(codec::bits_float(static_cast<std::uint32_t>(amax)));
-    return static_cast<std::uint8_t>(any & -static_cast<std::uint8_t>(amax < kInf));
+struct Lanes {
+  static_assert(std::is_same<Key, bf16>::value || std::is_same<Key, float>::value, "bf16 or float rows");
+  static constexpr bool kBf16 = std::is_same<Key, bf16>::value;
+  using V = std::conditional_t<kBf16, I16v, I32v>;
+  using Scalar = std::conditional_t<kBf16, std::int16_t, std::int32_t>;
+  static constexpr int P = 16 * static_cast<int>(sizeof(Key)) / host_simd::kIntBytes;
+  static constexpr std::int32_t kAbs = kBf16 ? 0x7fff : 0x7fffffff;  // |x| of the bits
+  static constexpr std::int32_t kInf = kBf16 ? 0x7f80 : 0x7f800000;  // |x| >= kInf: not finite
+  static const V* row(const Thresholds& t, int b) {
+    if constexpr (kBf16) return t.v16[b];
+    else return t.v32[b];
   }
-  static constexpr std::int32_t kAbs = 0x7fffffff, kInf = 0x7f800000;
+  // The scale byte of a group maximum |x| (bits), 0 for a non-finite group (written as a
+  // zero group): the bf16 table, or for floats the rule on the value (computed on an inf
+  // or NaN too, without a branch, then dropped).
+  static std::uint8_t scale(const Thresholds& t, std::int32_t amax) {
+    if constexpr (kBf16) {
+      return t.scale16[amax];
+    } else {
+      const std::uint8_t any = codes::nv_scale_byte(codec::bits_float(static_cast<std::uint32_t>(amax)));
+      return static_cast<std::uint8_t>(any & -static_cast<std::uint8_t>(amax < kInf));
+    }
+  }
 };
 
 // max over the lanes (signed; the values are >= 0): rotations within the register
