@@ -35,8 +35,10 @@
 // and the whole kernel with the generic one.
 //
 // Compiled only with the host vector extensions (UQ_HOST_INT_VECTORS: GCC/Clang host
-// passes, never __CUDA_ARCH__ / __HIP_DEVICE_COMPILE__); elsewhere the generic kernel
-// runs on hosts too.
+// passes, never __CUDA_ARCH__ / __HIP_DEVICE_COMPILE__), and not under nvcc at all: its
+// front end also reads the host pass, and whether it takes __builtin_shufflevector and
+// __builtin_convertvector was not checked (no CUDA build here). Elsewhere, a Kokkos CUDA
+// build's Serial / OpenMP spaces included, the generic kernel runs on hosts too.
 #pragma once
 
 #include "uq/impl/host_simd.hpp"
@@ -52,7 +54,7 @@
 #include <string>
 #include <type_traits>
 
-#if defined(UQ_HOST_INT_VECTORS)
+#if defined(UQ_HOST_INT_VECTORS) && (!defined(__CUDACC__) || defined(__clang__))
 #define UQ_INDEX_WRITER_HOST_PATH 1
 
 namespace uq {
@@ -383,4 +385,4 @@ void launch(const ExecSpace& exec, const Keys& keys, const Slots& slot_mapping, 
 }  // namespace impl
 }  // namespace uq
 
-#endif  // UQ_HOST_INT_VECTORS
+#endif  // UQ_INDEX_WRITER_HOST_PATH
