@@ -30,7 +30,8 @@ struct IndexWriterConfig {
 // host checks when a call's views are the last checked call's (same pointers, extents,
 // strides). Not for concurrent use from several host threads.
 // keys: [num_tokens, 128] bf16 or float, any layout (contiguous 16-byte aligned rows
-// are read 16 bytes at a time, others element by element). slot_mapping: [num_tokens]
+// are read 16 bytes at a time, others element by element; on host execution spaces
+// contiguous rows, aligned or not, take the vectorised host path, impl/write_index_keys_host.hpp). slot_mapping: [num_tokens]
 // int64 or int32, block * 128 + pos, negative = skip. index_cache: uint8 [num_blocks, 9216].
 // Two tokens with the same slot in one call leave that slot undefined (its bytes may mix the
 // two keys); nothing outside it is touched, nothing is accessed out of bounds.

@@ -127,7 +127,7 @@ inline Thresholds make_thresholds() {
   return t;
 }
 
-// Built on first use (~126 x 7 bisections of 31 steps, well under a millisecond).
+// Built on first use: 96 KB, ~0.3 ms once (126 x 7 bisections of 31 steps, 2^15 scales).
 inline const Thresholds& thresholds() {
   static const Thresholds t = make_thresholds();
   return t;
