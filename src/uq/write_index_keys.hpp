@@ -9,6 +9,7 @@
 #include "uq/impl/score_checks.hpp"
 #include "uq/impl/status_counters.hpp"
 #include "uq/impl/write_index_keys_generic.hpp"
+#include "uq/impl/write_index_keys_host.hpp"
 #include "uq/nvfp4.hpp"
 #include "uq/types.hpp"
 
@@ -29,7 +30,8 @@ struct IndexWriterConfig {
 // host checks when a call's views are the last checked call's (same pointers, extents,
 // strides). Not for concurrent use from several host threads.
 // keys: [num_tokens, 128] bf16 or float, any layout (contiguous 16-byte aligned rows
-// are read 16 bytes at a time, others element by element). slot_mapping: [num_tokens]
+// are read 16 bytes at a time, others element by element; on host execution spaces
+// contiguous rows, aligned or not, take the vectorised host path, impl/write_index_keys_host.hpp). slot_mapping: [num_tokens]
 // int64 or int32, block * 128 + pos, negative = skip. index_cache: uint8 [num_blocks, 9216].
 // Two tokens with the same slot in one call leave that slot undefined (its bytes may mix the
 // two keys); nothing outside it is touched, nothing is accessed out of bounds.
@@ -72,6 +74,17 @@ class IndexKeyWriter {
 
     if (cfg_.check) counters_.reset(exec_);
     using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
+#if defined(UQ_INDEX_WRITER_HOST_PATH)
+    // Host execution spaces with contiguous key rows: the vectorised host path
+    // (impl/write_index_keys_host.hpp, bit-identical); other rows take the generic kernel.
+    if constexpr (impl::index_host::kApplies<ExecSpace>) {
+      if (keys.stride(1) == 1) {
+        impl::index_host::launch(exec_, keys, slot_mapping, index_cache, counters_.view());
+        if (cfg_.check) throw_if_bad(fn, "keys/slot_mapping", counters_.read(exec_));
+        return;
+      }
+    }
+#endif
     impl::WriteIndexKeysGeneric<ExecSpace, Keys, Slots, Cache, Counts> kernel;
     kernel.keys = keys;
     kernel.slots = slot_mapping;

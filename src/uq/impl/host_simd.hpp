@@ -15,6 +15,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <cstring>
 
 namespace uq {
@@ -31,6 +32,30 @@ inline constexpr int kWidth = 4;
 typedef float Vec __attribute__((vector_size(4 * kWidth)));
 KOKKOS_INLINE_FUNCTION Vec splat(float x) { return Vec{} + x; }
 KOKKOS_INLINE_FUNCTION float lane(const Vec& v, int i) { return v[i]; }
+
+// Integer vectors for the index writer's host path (impl/write_index_keys_host.hpp): a
+// scale group of 16 values is 32 bytes of bf16 bits or 64 of float bits, taken as parts
+// of the target's integer register width (kIntBytes: 32 with AVX2, else 16, SSE2 / NEON).
+// Not wider: GCC 12 splits wider generic vectors for arithmetic, but lowers their
+// compares lane by lane into scalar code (checked on the -O2 SSE2 assembly). Only where
+// the vector extensions exist (UQ_HOST_INT_VECTORS): there is no plain-array fallback,
+// and their users are compiled only under this macro.
+#define UQ_HOST_INT_VECTORS 1
+#if defined(__AVX2__)
+#define UQ_HOST_INT_BYTES 32
+#else
+#define UQ_HOST_INT_BYTES 16
+#endif
+inline constexpr int kIntBytes = UQ_HOST_INT_BYTES;
+typedef std::int16_t I16v __attribute__((vector_size(UQ_HOST_INT_BYTES)));
+typedef std::int32_t I32v __attribute__((vector_size(UQ_HOST_INT_BYTES)));
+typedef std::int16_t I16x8 __attribute__((vector_size(16)));
+typedef std::int16_t I16x16 __attribute__((vector_size(32)));
+typedef std::int32_t I32x4 __attribute__((vector_size(16)));
+typedef std::int32_t I32x8 __attribute__((vector_size(32)));
+typedef std::uint16_t U16x8 __attribute__((vector_size(16)));
+typedef std::uint8_t U8x16 __attribute__((vector_size(16)));
+typedef std::uint8_t U8x8 __attribute__((vector_size(8)));
 #else
 struct Vec {
   float v[kWidth];
