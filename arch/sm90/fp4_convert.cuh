@@ -25,20 +25,22 @@ __device__ __forceinline__ std::uint32_t k_odd_e4m3(std::uint32_t w) {
   return (w & 0x80808080u) | ((w >> 2) & 0x1C1C1C1Cu);
 }
 
-// bf16x2 2^126 (exponent field 253): FP4 * 2^-126 * 2^126 = FP4, exactly.
-constexpr std::uint32_t kBf16x2TwoPow126 = 0x7E807E80u;
-constexpr std::uint32_t kBf16x2TwoPow122 = 0x7C807C80u;
 // P.V's P^T operand carries 2^kPvShift of every V scale (P' = bf16(16 p) = 16 bf16(p) but for
-// p < 2^-122, V' = V x 2^-4: the products, and so the fp32 sums, are the same numbers), so that one bf16 multiply by
-// 2^(b - 1 - 4) builds V' exactly from the raw FP4 x 2^-126 bits for every scale byte b <= 132
-// (group scale <= 2^5) instead of b <= 128; only tiles with a larger byte take two multiplies.
+// p < 2^-122; V' = V x 2^-4: the products, and so the fp32 sums, are the same numbers), so that
+// one bf16 multiply by 2^(b - 1 - kPvShift) builds V' exactly from the raw FP4 x 2^-126 bits for
+// every scale byte b <= 128 + kPvShift (group scale <= 2^5) instead of b <= 128; only tiles with
+// a larger byte take two multiplies.
 constexpr int kPvShift = 4;
-constexpr float kPvShiftFactor = 16.0f;                  // 2^kPvShift
-constexpr std::uint32_t kBf16x2VMultiplier = kBf16x2TwoPow122;  // 2^(126 - kPvShift): 2^(b - 127) -> 2^(b - 1 - kPvShift)
-// Tiles with a scale byte >= 133 (the bf16 2^(b - 127) >= 2^6, bits >= 0x4280): adding
-// 0x8000 - 0x4280 sets bit 15 of a 16-bit lane exactly then (lanes hold non-negative values
-// <= 0x7F80, so no carry leaves a lane).
-constexpr std::uint32_t kBigScaleAddend = 0x3D803D80u;
+constexpr float kPvShiftFactor = static_cast<float>(1 << kPvShift);
+// bf16x2 2^(126 - kPvShift) (exponent field 253 - kPvShift): times the table's 2^(b - 127) it is
+// the single multiplier 2^(b - 1 - kPvShift); times the raw FP4 x 2^-126 bits it is FP4 x
+// 2^-kPvShift exactly (the two-multiply path).
+constexpr std::uint32_t kBf16x2VMultiplier = (static_cast<std::uint32_t>(253 - kPvShift) << 7) * 0x10001u;
+// Tiles with a scale byte >= 129 + kPvShift (the bf16 2^(b - 127), bits b << 7, at least
+// (129 + kPvShift) << 7): adding 0x8000 minus that sets bit 15 of a 16-bit lane exactly then
+// (lanes hold non-negative values <= 0x7F80, so no carry leaves a lane).
+constexpr std::uint32_t kBigScaleAddend = (0x8000u - (static_cast<std::uint32_t>(129 + kPvShift) << 7)) * 0x10001u;
+static_assert(kBf16x2VMultiplier == 0x7C807C80u && kBigScaleAddend == 0x3D803D80u, "bf16x2 2^122 and 0x8000 - (133 << 7)");
 
 // x: two 16-bit code units (4 nibbles each: dims 4u..4u+3 of one token in the low half, of
 // another token in the high half). Nibble K of both halves -> bf16x2 {FP4(low), FP4(high)} x
