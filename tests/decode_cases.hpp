@@ -134,6 +134,24 @@ TEST(UQ_DECODE_SUITE(Decode), LargeAndTinyCacheValues) {
   }
 }
 
+// Scores that rise by several binades from one 64-token tile to the next (K x 2, x 4, x 8 in
+// every 256 tokens, then back): a running maximum that moves far within a partition (a kernel
+// that keeps a stale maximum for a while must notice and rescale), and tiles far below it.
+TEST(UQ_DECODE_SUITE(Decode), ScoresRisingTileAfterTileAndFallingBack) {
+  for (int qg : {6, 16}) {
+    for (int partitions : {0, 1}) {
+      DecodeCase c;
+      c.qg = qg;
+      c.k_step_log2 = 1;
+      c.scale = 0.25f;
+      c.seq_lens = {1000, 300, 64};
+      c.partitions = partitions;
+      c.seed = 80 + qg + partitions;
+      UQ_DECODE_RUN(c);
+    }
+  }
+}
+
 }  // namespace
 
 #undef UQ_DECODE_RUN

@@ -37,6 +37,9 @@ struct DecodeCase {
   float scale = 1.0f / 16.0f;
   float q_sigma = 1.0f;
   float kv_sigma = 1.0f;
+  // K of token t (its position in its sequence) scaled by 2^(k_step_log2 x ((t % 256) / 64)):
+  // scores that jump tile after tile within every 256 tokens and fall back after them.
+  int k_step_log2 = 0;
   std::uint64_t seed = 1;
   // Corrupt inputs after the cache is written: (sequence, logical block) -> bad id.
   std::vector<std::pair<int, int>> bad_blocks;
@@ -143,7 +146,8 @@ inline DecodeData build_decode_data(const DecodeCase& c) {
       const std::int64_t block = d.tables[static_cast<std::size_t>(b) * d.max_blocks + t / c.block_size];
       slots[static_cast<std::size_t>(tok)] = block * c.block_size + t % c.block_size;
       for (int h = 0; h < c.num_kv_heads; ++h) {
-        kgen.fill(&d.kv[(static_cast<std::size_t>(tok) * c.num_kv_heads + h) * 256], c.kv_sigma);
+        kgen.fill(&d.kv[(static_cast<std::size_t>(tok) * c.num_kv_heads + h) * 256],
+                  std::ldexp(c.kv_sigma, c.k_step_log2 * ((t % 256) / 64)));
         vgen.fill(&d.kv[(static_cast<std::size_t>(T + tok) * c.num_kv_heads + h) * 256], c.kv_sigma);
       }
     }
