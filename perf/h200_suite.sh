@@ -42,7 +42,7 @@ run() {  # pack_dir out_dir [tests|bench|all]
     echo "$name: $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/$name.log" | tr '\n' ' ')"
   done
   # Sanitizers: the bad-data, misaligned-cache and graph-replay cases of both operations.
-  for spec in "test_decode_bad_data:*" "test_sm90_decode:*Bad*:*Misaligned*:*Padded*" \
+  for spec in "test_decode_bad_data:*" "test_sm90_decode:*Bad*:*Misaligned*:*Padded*:*ManyRows*" \
               "test_sm90_score:*Bad*:*bad*" "test_cuda_graph_replay:*Auto*" "test_large_caches:*"; do
     local prog=${spec%%:*} filter=${spec#*:}
     for tool in memcheck racecheck; do

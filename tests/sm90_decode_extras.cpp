@@ -195,50 +195,55 @@ TEST(Sm90Decode, PlanReuseAndStagesGiveIdenticalBitsAndWriteEveryRow) {
 }
 
 // Many query rows (num_seqs x num_q_heads >= kReduceWholeRowMinRows): the reducer runs one
-// block per row instead of 8 blocks of 32 dims. Its result is checked against the reference,
-// and it must give the same bits as the chunked shape, which the same plan takes when it
-// reduces fewer sequences: a row's output must not depend on the size of the batch it came in.
+// block per row instead of 8 blocks of 32 dims, and from kReduceWarpRowMinRows rows one warp per
+// row. Each result is checked against the reference, and it must give the same bits as the
+// chunked shape, which the same plan takes when it reduces fewer sequences: a row's output must
+// not depend on the size of the batch it came in.
 TEST(Sm90Decode, ManyRowsReduceWholeRowsToTheChunkedReducersBits) {
-  DecodeCase c;
-  c.qg = 8;
-  c.num_kv_heads = 2;  // 16 query heads
-  const int seqs = static_cast<int>(uq::sm90::kReduceWholeRowMinRows / 16) + 5;
-  for (int b = 0; b < seqs; ++b) c.seq_lens.push_back(b == 3 ? 0 : (b * 977 + 13) % 2600);
-  c.seq_lens.erase(c.seq_lens.begin());  // DecodeCase's default first length
-  run_sm90(c);  // out and lse against the reference (the checks assert inside)
-  c.q_overrides = {{2, 5, 17, 0x7FC1}};  // then with one non-finite query row: NaN out and lse
-  const DecodeData d = build_decode_data(c);
-  const DeviceDecodeInputs in = decode_inputs_on_device(c, d);
-  uq::DecodeConfig cfg;
-  cfg.backend = uq::Backend::Native;
-  cfg.check = false;
-  uq::DecodePlan<Exec> plan(Exec(), uq::DecodeShape{seqs, c.num_kv_heads, c.qg, c.block_size, d.max_blocks}, cfg);
-  ASSERT_EQ(plan.path(), uq::Path::Sm90);
-  ASSERT_GT(plan.partitions(), 1);
-  ASSERT_GE(static_cast<std::int64_t>(seqs) * d.hq, uq::sm90::kReduceWholeRowMinRows);
-  const int few = static_cast<int>((uq::sm90::kReduceWholeRowMinRows - 1) / d.hq);  // chunked below this
-  DeviceView<uq::bf16***> whole("whole", seqs, d.hq, 256), chunked("chunked", seqs, d.hq, 256);
-  DeviceView<float**> lse_whole("lse_whole", seqs, d.hq), lse_chunked("lse_chunked", seqs, d.hq);
-  Kokkos::deep_copy(whole, uq::bf16{kPoisonBf16});
-  Kokkos::deep_copy(chunked, uq::bf16{kPoisonBf16});
-  Kokkos::deep_copy(lse_whole, 7.0f);
-  Kokkos::deep_copy(lse_chunked, 7.0f);
-  plan.run_partitions(in.q, in.cache, in.tables, in.lens);
-  plan.run_reduce(seqs, whole, lse_whole);
-  const auto head = std::make_pair(0, few);
-  plan.run_reduce(few, Kokkos::subview(chunked, head, Kokkos::ALL, Kokkos::ALL), Kokkos::subview(lse_chunked, head, Kokkos::ALL));
-  const auto w = to_host(whole), ch = to_host(chunked);
-  const auto lw = to_host(lse_whole), lc = to_host(lse_chunked);
-  int nan_rows = 0;
-  for (int b = 0; b < few; ++b)
-    for (int h = 0; h < d.hq; ++h) {
-      const std::size_t row = static_cast<std::size_t>(b) * d.hq + h;
-      for (int e = 0; e < 256; ++e) ASSERT_EQ(w[row * 256 + e].bits, ch[row * 256 + e].bits) << "b " << b << " h " << h << " e " << e;
-      if (std::isnan(lw[row])) ++nan_rows;
-      ASSERT_TRUE(std::isnan(lw[row]) ? std::isnan(lc[row]) : lw[row] == lc[row]) << "lse b " << b << " h " << h;
-    }
-  EXPECT_EQ(nan_rows, 1);
-  for (std::size_t i = static_cast<std::size_t>(few) * d.hq * 256; i < ch.size(); ++i) ASSERT_EQ(ch[i].bits, kPoisonBf16) << i;
+  for (const std::int64_t min_rows : {uq::sm90::kReduceWholeRowMinRows, uq::sm90::kReduceWarpRowMinRows}) {
+    SCOPED_TRACE(min_rows);
+    DecodeCase c;
+    c.qg = 8;
+    c.num_kv_heads = 2;  // 16 query heads
+    const int seqs = static_cast<int>(min_rows / 16) + 5;
+    for (int b = 0; b < seqs; ++b) c.seq_lens.push_back(b == 3 ? 0 : (b * 977 + 13) % 2600);
+    c.seq_lens.erase(c.seq_lens.begin());  // DecodeCase's default first length
+    run_sm90(c);  // out and lse against the reference (the checks assert inside)
+    c.q_overrides = {{2, 5, 17, 0x7FC1}};  // then with one non-finite query row: NaN out and lse
+    const DecodeData d = build_decode_data(c);
+    const DeviceDecodeInputs in = decode_inputs_on_device(c, d);
+    uq::DecodeConfig cfg;
+    cfg.backend = uq::Backend::Native;
+    cfg.check = false;
+    uq::DecodePlan<Exec> plan(Exec(), uq::DecodeShape{seqs, c.num_kv_heads, c.qg, c.block_size, d.max_blocks}, cfg);
+    ASSERT_EQ(plan.path(), uq::Path::Sm90);
+    ASSERT_GT(plan.partitions(), 1);
+    ASSERT_GE(static_cast<std::int64_t>(seqs) * d.hq, min_rows);
+    ASSERT_LE(plan.partitions(), uq::sm90::kReduceWarpRowMaxPartitions);
+    const int few = static_cast<int>((uq::sm90::kReduceWholeRowMinRows - 1) / d.hq);  // chunked below this
+    DeviceView<uq::bf16***> whole("whole", seqs, d.hq, 256), chunked("chunked", seqs, d.hq, 256);
+    DeviceView<float**> lse_whole("lse_whole", seqs, d.hq), lse_chunked("lse_chunked", seqs, d.hq);
+    Kokkos::deep_copy(whole, uq::bf16{kPoisonBf16});
+    Kokkos::deep_copy(chunked, uq::bf16{kPoisonBf16});
+    Kokkos::deep_copy(lse_whole, 7.0f);
+    Kokkos::deep_copy(lse_chunked, 7.0f);
+    plan.run_partitions(in.q, in.cache, in.tables, in.lens);
+    plan.run_reduce(seqs, whole, lse_whole);
+    const auto head = std::make_pair(0, few);
+    plan.run_reduce(few, Kokkos::subview(chunked, head, Kokkos::ALL, Kokkos::ALL), Kokkos::subview(lse_chunked, head, Kokkos::ALL));
+    const auto w = to_host(whole), ch = to_host(chunked);
+    const auto lw = to_host(lse_whole), lc = to_host(lse_chunked);
+    int nan_rows = 0;
+    for (int b = 0; b < few; ++b)
+      for (int h = 0; h < d.hq; ++h) {
+        const std::size_t row = static_cast<std::size_t>(b) * d.hq + h;
+        for (int e = 0; e < 256; ++e) ASSERT_EQ(w[row * 256 + e].bits, ch[row * 256 + e].bits) << "b " << b << " h " << h << " e " << e;
+        if (std::isnan(lw[row])) ++nan_rows;
+        ASSERT_TRUE(std::isnan(lw[row]) ? std::isnan(lc[row]) : lw[row] == lc[row]) << "lse b " << b << " h " << h;
+      }
+    EXPECT_EQ(nan_rows, 1);
+    for (std::size_t i = static_cast<std::size_t>(few) * d.hq * 256; i < ch.size(); ++i) ASSERT_EQ(ch[i].bits, kPoisonBf16) << i;
+  }
 }
 
 // sm90 against the generic path on the same inputs. Each is within its tolerance of the

@@ -139,6 +139,13 @@ constexpr int kReduceBatch = 8;  // partitions per thread per pass (loaded befor
 // kReduceChunks blocks of 32 dims (reduce_kernel.cuh; the same bits either way): about two
 // blocks per SM of an H100/H200 (132 SMs), so the GPU stays filled.
 constexpr std::int64_t kReduceWholeRowMinRows = 256;
+// Query rows from which, with up to kReduceWarpRowMaxPartitions partitions, each row is reduced
+// by one warp instead of one block (its l, w and m in 4 KB of shared memory for 512): about 16
+// warps per SM of an H200, where a warp's row is latency-bound by its own loads (an engine's
+// 256 x 24 rows of short sequences: 80 -> 31 us; 384 rows of 64 x 131k: 22 -> 55 us, so the
+// block kernel below it; docs/PERF.md §7).
+constexpr std::int64_t kReduceWarpRowMinRows = 2048;
+constexpr int kReduceWarpRowMaxPartitions = 512;
 
 // The reducer reads its launch description as it is (uq/core/decode_launch.hpp).
 using ReduceKernelArgs = uq::impl::DecodeReduceLaunch;

@@ -4,12 +4,14 @@
 // 0), bf16; lse = M + log(sum_p w_p) (-inf when the sum is 0); any l = NaN (a non-finite
 // query) gives an all-NaN row and a NaN lse.
 //
-// Two kernels of one computation, chosen by the launcher from the number of query rows
-// (reduce.cu, kReduceWholeRowMinRows): decode_reduce_chunks_kernel, 8 blocks per (sequence,
-// query head) of 32 dims each, when there are few rows (the GPU needs the blocks; each block is
-// latency-bound), decode_reduce_rows_kernel, one block per row, when there are many (an
+// Three kernels of one computation, chosen by the launcher from the number of query rows and
+// partitions (reduce.cu, kReduceWholeRowMinRows, kReduceWarpRowMinRows, kReduceWarpRowMaxPartitions):
+// decode_reduce_chunks_kernel, 8 blocks per (sequence, query head) of 32 dims each, when there
+// are few rows (the GPU needs the blocks; each block is latency-bound); when there are many (an
 // engine's batch: 256 x 24 rows made 49 152 chunk blocks of mostly fixed cost, 297 us of a
-// 1.27 ms call on the H200, docs/PERF.md §7). Both give the same bits: every sum runs in one
+// 1.27 ms call on the H200, docs/PERF.md §7) decode_reduce_rows_kernel, one block per row, and
+// when there are very many, with up to 512 partitions, decode_reduce_warp_rows_kernel, one warp
+// per row and no block barrier (8 rows a block). All give the same bits: every sum runs in one
 // fixed order that depends neither on the kernel, nor on timing, nor on which partitions are
 // empty (an empty partition adds nothing, not even a rounding):
 //  * M and the NaN flag are order-free; w_p = l_p * exp(m_p - M) (explicit roundings, no
@@ -21,7 +23,9 @@
 //    ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7)), then k = 0..7 in order.
 // In the chunk kernel thread (strand s, dim lane) holds one strand of 8 dims and the strand tree
 // is a shuffle tree; in the row kernel thread (warp k, lane j) holds strands 8k .. 8k + 7 of dims
-// 8j .. 8j + 7 and builds the same tree in registers.
+// 8j .. 8j + 7 and builds the same tree in registers; in the warp-row kernel lane j holds dims
+// 8j .. 8j + 7 of every strand, takes k = 0..7 in turn and builds the tree in registers, and
+// sums the weights of strands j and j + 32 (the tree over strands 8k .. 8k + 7 by shuffles).
 #pragma once
 
 #include "sm90/decode_args.hpp"
@@ -41,6 +45,8 @@ __device__ __forceinline__ float neg_inf() { return __uint_as_float(0xff800000u)
 
 // Dynamic shared memory of a row-kernel block: l (then w) and m of every partition.
 __host__ __device__ constexpr int reduce_rows_smem_bytes(int partitions) { return 2 * partitions * 4; }
+// ... and of a warp-row block: the same for each of its 8 warps (<= 32 KB for 512 partitions).
+__host__ __device__ constexpr int reduce_warp_rows_smem_bytes(int partitions) { return kWarps * 2 * partitions * 4; }
 
 // The weight of a partition with l > 0 (one rounding each: the two kernels agree).
 __device__ __forceinline__ float weight(float l, float m, float M) { return __fmul_rn(l, expf(m - M)); }
@@ -286,6 +292,121 @@ __global__ void __launch_bounds__(kReduceThreads) decode_reduce_rows_kernel(cons
   }
   __syncthreads();
   write_row<kHeadDim>(a, x, part, 0, total, M, any_nan, true);
+}
+
+// Block = 8 rows (rows 8 blockIdx.x + warp, b * num_q_heads + hq), one warp each, lane j dims
+// 8j .. 8j + 7; dynamic shared memory reduce_warp_rows_smem_bytes(P): each warp's l (then w) and
+// m of every partition (P <= kReduceWarpRowMaxPartitions). No block barrier: a warp's row
+// costs its own two memory round trips (l and m, then the partial rows with l > 0, 8 at once),
+// so a short sequence's row is as cheap as its few partitions.
+__global__ void __launch_bounds__(kReduceThreads, 2) decode_reduce_warp_rows_kernel(const ReduceKernelArgs a) {
+  using namespace reduce_detail;
+  extern __shared__ float lm[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kWarps + warp;
+  const std::int64_t rows = static_cast<std::int64_t>(a.num_seqs) * a.num_kv_heads * a.qg;
+  if (row >= rows) return;  // (whole warps: no shuffle below misses a lane)
+  const int P = a.partitions;
+  float* const wl = lm + warp * 2 * P;  // l, then w (kNotRead where l is not > 0)
+  float* const wm = wl + P;
+  const ReduceRow x = reduce_row(a, row);
+
+  ptx::griddep_wait();  // the partition kernel's results are complete and visible
+
+  bool nan = false;
+  float mx = neg_inf();
+  int last = 0;
+  for (int p0 = 0; p0 < P; p0 += 4 * 32) {  // 8 loads in flight per lane
+    float lv[4], mv[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const int p = p0 + 32 * u + lane;
+      lv[u] = p < P ? load_l(a, x, p) : 0.0f;
+      mv[u] = p < P ? load_m(a, x, p) : neg_inf();
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const int p = p0 + 32 * u + lane;
+      if (p < P) {
+        wl[p] = lv[u];
+        wm[p] = mv[u];
+      }
+      nan = nan || lv[u] != lv[u];
+      if (lv[u] > 0.0f) {
+        mx = fmaxf(mx, mv[u]);
+        last = p + 1;
+      }
+    }
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    last = max(last, __shfl_xor_sync(0xffffffffu, last, o));
+  }
+  const bool any_nan = __any_sync(0xffffffffu, nan);
+  const float M = mx;
+  const int p_end = last;  // the partitions above add nothing
+  __syncwarp();  // l and m of every lane
+  for (int p = lane; p < p_end; p += 32) wl[p] = wl[p] > 0.0f ? weight(wl[p], wm[p], M) : kNotRead;
+  __syncwarp();  // the weights
+
+  // sum of weights: strands lane and lane + 32, each in increasing p; the tree over strands
+  // 8k .. 8k + 7 (lanes 4, 2, 1 apart: ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))), then
+  // k = 0..7 in order from the first group on
+  float ws[2] = {0.0f, 0.0f};
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    for (int p = lane + 32 * h; p < p_end; p += kStrands)
+      if (wl[p] >= 0.0f) ws[h] = __fadd_rn(ws[h], wl[p]);
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) ws[h] = __fadd_rn(ws[h], __shfl_xor_sync(0xffffffffu, ws[h], o));
+  float total = __shfl_sync(0xffffffffu, ws[0], 0);
+#pragma unroll
+  for (int k = 1; k < 8; ++k) total = __fadd_rn(total, __shfl_sync(0xffffffffu, ws[k >> 2], 8 * (k & 3)));
+
+  // dims 8 lane .. 8 lane + 7: strands 8k + i (i < 8) of group k, the group's tree, the groups in
+  // order from 0
+  float out[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+  for (int k = 0; k < 8 && 8 * k < p_end; ++k) {
+    float s8[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int e = 0; e < 8; ++e) s8[i][e] = 0.0f;
+    for (int p0 = 8 * k; p0 < p_end; p0 += kStrands) {
+      uint4 v[8];
+      float w[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        w[i] = p0 + i < p_end ? wl[p0 + i] : kNotRead;
+        v[i] = w[i] >= 0.0f ? load_partial(a, x, p0 + i, 8 * lane) : make_uint4(0u, 0u, 0u, 0u);
+      }
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        if (w[i] >= 0.0f) accumulate(s8[i], w[i], v[i]);
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const float s01 = __fadd_rn(s8[0][e], s8[1][e]), s23 = __fadd_rn(s8[2][e], s8[3][e]);
+      const float s45 = __fadd_rn(s8[4][e], s8[5][e]), s67 = __fadd_rn(s8[6][e], s8[7][e]);
+      out[e] = __fadd_rn(out[e], __fadd_rn(__fadd_rn(s01, s23), __fadd_rn(s45, s67)));
+    }
+  }
+  // (groups k with no partition below p_end add +0 in the other kernels: out[e] + 0 = out[e],
+  // never -0, as every sum starts from +0)
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    const float y = total > 0.0f ? out[e] / total : 0.0f;
+    std::uint16_t bits;
+    asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(bits) : "f"(y));
+    if (any_nan) bits = 0x7FC0u;  // the partition kernel's NaN (P = 1 gives the same bits)
+    a.out[x.b * a.out_stride_seq + x.hq * a.out_stride_head + (8 * lane + e) * a.out_stride_dim] = bits;
+  }
+  if (a.lse != nullptr && lane == 0)
+    a.lse[x.b * a.lse_stride_seq + x.hq * a.lse_stride_head] =
+        any_nan ? __uint_as_float(0x7fc00000u) : (total > 0.0f ? __fadd_rn(M, logf(total)) : neg_inf());
 }
 
 }  // namespace uq::sm90
