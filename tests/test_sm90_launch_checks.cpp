@@ -67,25 +67,38 @@ TEST(Sm90LaunchChecks, ValidDescriptionGivesTheKernelArguments) {
   EXPECT_EQ(a.block_stride, 64 * 2 * 272);
   EXPECT_EQ(a.block_shift, 6);
   // 16-byte aligned base, slot and strides: copy-engine loads; q rows dense and aligned; two KV
-  // heads, so a block's rows of one head are not contiguous (no kDenseRows); P = 4: partials
-  EXPECT_EQ(a.flags, kBulkLoads | kWordLoads | kQVector);
+  // heads, so a block's rows of one head are not contiguous (no kDenseRows): a tensor-map copy
+  // per block run (kTensorRows); P = 4: partials
+  EXPECT_EQ(a.flags, kBulkLoads | kWordLoads | kQVector | kTensorRows);
+  EXPECT_EQ(decode_copy_kind(a.flags), kCopyBoxes);
   EXPECT_EQ(decode_partitions_blocks(l), 3 * 2 * 4);
 
   l.q_rotated = true;
-  EXPECT_EQ(make_decode_kernel_args(l).flags, kQRotated | kBulkLoads | kWordLoads | kQVector);
+  EXPECT_EQ(make_decode_kernel_args(l).flags, kQRotated | kBulkLoads | kWordLoads | kQVector | kTensorRows);
   l.q_rotated = false;
   l.num_kv_heads = 1;
   l.block_stride = 64 * 272;
   EXPECT_EQ(make_decode_kernel_args(l).flags, kBulkLoads | kWordLoads | kDenseRows | kQVector);
+  EXPECT_EQ(decode_copy_kind(make_decode_kernel_args(l).flags), kCopyRuns);
   l = valid_partitions();
   l.q_stride_head = 260;  // q rows not 16-byte aligned: element loads
-  EXPECT_EQ(make_decode_kernel_args(l).flags, kBulkLoads | kWordLoads);
+  EXPECT_EQ(make_decode_kernel_args(l).flags, kBulkLoads | kWordLoads | kTensorRows);
+  // every block size (16 .. 256: a sub-block of min(block_size, 64) rows lands 128-byte aligned
+  // in the ring) takes the tensor-map copies; without the copy engine, the synchronous ones
+  for (int bs : {16, 32, 128, 256}) {
+    l = valid_partitions();
+    l.block_size = bs;
+    l.block_stride = static_cast<std::int64_t>(bs) * 2 * 272;
+    l.tgpp = 4;  // 4 x 4 x 256 >= 10 x 256
+    EXPECT_EQ(make_decode_kernel_args(l).flags, kBulkLoads | kWordLoads | kQVector | kTensorRows) << bs;
+  }
 
   // 4-byte aligned slots (padded to 276 bytes): synchronous 4-byte loads, not the copy engine
   l = valid_partitions();
   l.slot_bytes = 276;
   l.block_stride = 64 * 2 * 276;
   EXPECT_EQ(make_decode_kernel_args(l).flags, kWordLoads | kQVector);
+  EXPECT_EQ(decode_copy_kind(make_decode_kernel_args(l).flags), kCopySync);
   // an offset view of the cache: byte copies
   l = valid_partitions();
   l.cache = fake_address(0x10001);
@@ -114,7 +127,7 @@ TEST(Sm90LaunchChecks, ValidDescriptionGivesTheKernelArguments) {
   l.block_stride = 0;
   a = make_decode_kernel_args(l);
   EXPECT_EQ(a.block_stride, 64 * 2 * 272);
-  EXPECT_EQ(a.flags, kBulkLoads | kWordLoads | kQVector);
+  EXPECT_EQ(a.flags, kBulkLoads | kWordLoads | kQVector | kTensorRows);
 
   // no sequences: nothing to launch, still valid
   l = valid_partitions();
@@ -182,21 +195,20 @@ TEST(Sm90LaunchChecks, ReducerArgumentsAndBadOnes) {
 
 // The partition kernel opts in to more than 48 KB of shared memory (its ring of whole tiles):
 // the layout must fit one block (227 KB) and the CTAs per SM its launch bounds assume (228 KB
-// per SM, 1 KB reserved per block). The reducer uses a fixed 1 KB whatever the partition count.
+// per SM, 1 KB reserved per block), and every region (the ring's stages: tensor-map copies
+// land there) keep its alignment. The reducer uses a fixed 1 KB whatever the partition count.
 TEST(Sm90LaunchChecks, SharedMemoryFitsTheOccupancyTheKernelsAssume) {
-  for (int qg : {6, 8, 16})
-    for (bool bulk : {false, true})
-      for (bool dense : {false, true}) {
-        const int ctas = decode_ctas_per_sm(qg, bulk, dense);
-        EXPECT_TRUE(ctas == 3 || ctas == 4) << "qg " << qg;
-        EXPECT_LE(decode_smem_bytes(qg, ctas), 227 * 1024) << "qg " << qg;
-        EXPECT_LE(ctas * (decode_smem_bytes(qg, ctas) + 1024), 228 * 1024) << "qg " << qg << ", " << ctas << " CTAs";
-        const DecodeSmem m = decode_smem_layout(qg, ctas);
-        for (int off : {m.ring, m.q, m.p, m.red, m.redl, m.meta, m.bars}) EXPECT_EQ(off % 16, 0) << "qg " << qg;
-      }
-  EXPECT_EQ(decode_ctas_per_sm(6, true, false), 4);  // per-slot copies: 16 warps
-  EXPECT_EQ(decode_ctas_per_sm(6, true, true), 3);   // one copy per block run
-  EXPECT_LT(decode_smem_bytes(6, 3), decode_smem_bytes(16, 3));  // Q rows padded to 8 vs 16
+  EXPECT_EQ(kDecodeCtasPerSm, 3);
+  for (int qg : {6, 8, 16}) {
+    EXPECT_LE(decode_smem_bytes(qg), 227 * 1024) << "qg " << qg;
+    EXPECT_LE(kDecodeCtasPerSm * (decode_smem_bytes(qg) + 1024), 228 * 1024) << "qg " << qg;
+    const DecodeSmem m = decode_smem_layout(qg);
+    EXPECT_EQ(m.ring % 128, 0) << "qg " << qg;
+    EXPECT_EQ(kStageBytes % 128, 0);
+    for (int off : {m.ring, m.q, m.p, m.red, m.redl, m.meta, m.bars}) EXPECT_EQ(off % 16, 0) << "qg " << qg;
+  }
+  for (int sub : {8, 16, 32, 64}) EXPECT_EQ(sub * kRowBytes % 128, 0) << sub;  // a box's first row in the ring
+  EXPECT_LT(decode_smem_bytes(6), decode_smem_bytes(16));  // Q rows padded to 8 vs 16
 }
 
 // The CTAs per (sequence, KV head) of the persistent partition kernel: always 1..P and never
@@ -210,8 +222,8 @@ TEST(Sm90LaunchChecks, CtasPerSequenceAndHeadStayWithinThePartitions) {
   EXPECT_EQ(decode_ctas_per_bh(1, 512, 1, 2048 * 64, 132, 3), 396);
   EXPECT_EQ(decode_ctas_per_bh(3, 1, 8, 10 * 64, 132, 3), 1);  // P = 1
   EXPECT_EQ(decode_ctas_per_bh(3, 4, 1, 0, 132, 3), 1);        // nothing to read
-  // An engine's batch (256 sequences x 4 KV heads, a 128k-token table, P = 256, per-slot copies:
-  // 4 CTAs per SM): the wave model alone would give R = 1 (two waves at full length), which
+  // An engine's batch (256 sequences x 4 KV heads, a 128k-token table, P = 256, here at 4 CTAs
+  // per SM): the wave model alone would give R = 1 (two waves at full length), which
   // serialises a short sequence's partitions in one CTA; at most kMaxPartitionsPerCta each.
   EXPECT_EQ(decode_ctas_per_bh(1024, 256, 2, 2048 * 64, 132, 4), 8);
   for (std::int64_t nbh : {1, 2, 7, 64, 500, 4096})

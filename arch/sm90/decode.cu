@@ -5,6 +5,8 @@
 #include "sm90/launch_checks.hpp"
 #include "sm90/launch_decode.hpp"
 
+#include <cuda.h>
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled (through the runtime: no driver library is linked)
 #include <cuda_runtime.h>
 
 namespace uq::sm90 {
@@ -16,22 +18,49 @@ void check(cudaError_t e, const char* what) {
                     std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e));
 }
 
-template <int QG, bool kBulk, int kCtas>
-void launch_instance(const DecodeKernelArgs& a, std::int64_t blocks, cudaStream_t stream) {
-  constexpr int smem = decode_smem_bytes(QG, kCtas);
-  // The ring needs more than the default 48 KB: opt in once per instance (thread-safe static).
-  static const cudaError_t opted =
-      cudaFuncSetAttribute(decode_partitions_kernel<QG, kBulk, kCtas>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  check(opted, "cudaFuncSetAttribute(max dynamic shared memory)");
-  decode_partitions_kernel<QG, kBulk, kCtas><<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(a);
+// The cache as a 4-D tensor for kTensorRows copies: [block][position][KV head][34 x 8 bytes] (a
+// slot's 272 content bytes as 8-byte elements; strides slot_bytes, pos_stride, block_stride,
+// all multiples of 16 with kBulkLoads), box {34, 1, min(block_size, 64), 1}: one sub-block's
+// rows of one KV head, landing as the ring's 272-byte rows. False if the driver refuses it
+// (the launch then takes the synchronous copies).
+bool encode_slots_map(const DecodeKernelArgs& a, CUtensorMap& map) {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found);
+    return e == cudaSuccess && found == cudaDriverEntryPointSuccess ? reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn)
+                                                                    : nullptr;
+  }();
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[4] = {kRowBytes / 8, static_cast<cuuint64_t>(a.num_kv_heads), static_cast<cuuint64_t>(a.block_size),
+                              static_cast<cuuint64_t>(a.num_blocks)};
+  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(a.slot_bytes), static_cast<cuuint64_t>(a.pos_stride),
+                                 static_cast<cuuint64_t>(a.block_stride)};
+  const cuuint32_t box[4] = {kRowBytes / 8, 1, static_cast<cuuint32_t>(a.block_size < kTileTokens ? a.block_size : kTileTokens), 1};
+  const cuuint32_t unit[4] = {1, 1, 1, 1};
+  return encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT64, 4, const_cast<std::uint8_t*>(a.cache), dims, strides, box, unit,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// The instance for the copy kind (decode_ctas_per_sm, decode_kernel.cuh).
+template <int QG, int kCopy>
+void launch_instance(const DecodeKernelArgs& a, const CUtensorMap& slots, std::int64_t blocks, cudaStream_t stream) {
+  constexpr int smem = decode_smem_bytes(QG);
+  // The ring needs more than the default 48 KB: opt in once per instance (thread-safe static).
+  static const cudaError_t opted =
+      cudaFuncSetAttribute(decode_partitions_kernel<QG, kCopy>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  check(opted, "cudaFuncSetAttribute(max dynamic shared memory)");
+  decode_partitions_kernel<QG, kCopy><<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(a, slots);
+}
+
+// The instance for the copy kind (decode_copy_kind, decode_args.hpp).
 template <int QG>
-void launch(const DecodeKernelArgs& a, std::int64_t blocks, cudaStream_t stream) {
-  if (!(a.flags & kBulkLoads)) launch_instance<QG, false, decode_ctas_per_sm(QG, false, false)>(a, blocks, stream);
-  else if (a.flags & kDenseRows) launch_instance<QG, true, decode_ctas_per_sm(QG, true, true)>(a, blocks, stream);
-  else launch_instance<QG, true, decode_ctas_per_sm(QG, true, false)>(a, blocks, stream);
+void launch(const DecodeKernelArgs& a, const CUtensorMap& slots, std::int64_t blocks, cudaStream_t stream) {
+  switch (decode_copy_kind(a.flags)) {
+    case kCopyRuns: launch_instance<QG, kCopyRuns>(a, slots, blocks, stream); break;
+    case kCopyBoxes: launch_instance<QG, kCopyBoxes>(a, slots, blocks, stream); break;
+    default: launch_instance<QG, kCopySync>(a, slots, blocks, stream); break;
+  }
 }
 
 // decode_ctas_per_bh for this launch on the current device. The search is O(partitions) and
@@ -65,14 +94,15 @@ int ctas_per_bh(const DecodePartitionsLaunch& l, int ctas_per_sm) {
 void launch_decode_partitions(const DecodePartitionsLaunch& l) {
   DecodeKernelArgs a = make_decode_kernel_args(l);
   if (decode_partitions_blocks(l) == 0) return;
-  a.ctas_per_bh = ctas_per_bh(
-      l, decode_ctas_per_sm(l.qg, (a.flags & kBulkLoads) != 0, (a.flags & kDenseRows) != 0));
+  CUtensorMap slots{};  // (all zero: unused without kTensorRows)
+  if ((a.flags & kTensorRows) && !encode_slots_map(a, slots)) a.flags &= ~kTensorRows;
+  a.ctas_per_bh = ctas_per_bh(l, kDecodeCtasPerSm);
   const std::int64_t blocks = static_cast<std::int64_t>(l.num_seqs) * l.num_kv_heads * a.ctas_per_bh;
   auto stream = static_cast<cudaStream_t>(l.stream);
   switch (l.qg) {
-    case 6: launch<6>(a, blocks, stream); break;
-    case 8: launch<8>(a, blocks, stream); break;
-    default: launch<16>(a, blocks, stream); break;  // qg checked: 16
+    case 6: launch<6>(a, slots, blocks, stream); break;
+    case 8: launch<8>(a, slots, blocks, stream); break;
+    default: launch<16>(a, slots, blocks, stream); break;  // qg checked: 16
   }
   check(cudaGetLastError(), "kernel launch");
 }

@@ -56,20 +56,16 @@ UQ_SM90_HOST_DEVICE constexpr int q_rows(int qg) { return qg <= 8 ? 8 : 16; }
 // split measured slower: 71.6 -> 73.9 us at 4 x 65536, QG 16).
 UQ_SM90_HOST_DEVICE constexpr int decode_pv_split(int qg) { return qg <= 8 ? 2 : 1; }
 
-// CTAs per SM of a partition-kernel instance, which fixes its register bound and ring depth:
-// 3 CTAs (12 warps, <= 168 registers, 4 stages: 3 tiles in flight while one is computed), or,
-// for N = 8 when the tiles arrive by copy-engine copies of single slots (kBulkLoads without
-// kDenseRows: several KV heads or padded slots, 64 copies per tile), 4 CTAs (16 warps, <= 128
-// registers, 3 stages): the more warps hide those copies' latency. H200, 2026-12-02
-// (docs/PERF.md §5.4): 4 x 75000 at Hk 4 229 -> 205 us with 4 CTAs, while at Hk 1 (one copy per
-// block) 4 CTAs are slower (41.8 -> 47.9 us at the headline, 815 -> 828 us at 64 x 131k).
-UQ_SM90_HOST_DEVICE constexpr int decode_ctas_per_sm(int qg, bool bulk, bool dense_rows) {
-  return qg <= 8 && bulk && !dense_rows ? 4 : 3;
-}
-UQ_SM90_HOST_DEVICE constexpr int decode_stages(int ctas) { return ctas == 4 ? 3 : 4; }
+// CTAs per SM of every partition-kernel instance (its launch bounds: 12 warps, <= 168
+// registers) and its ring depth (4 stages: 3 tiles in flight while one is computed). (Until
+// 2026-12-02 caches with several KV heads or padded slots took a 4-CTA, 128-register, 3-stage
+// instance whose 16 warps hid the latency of 64 single-slot copies per tile; one tensor-map copy
+// per block run replaced those copies, and 3 CTAs are faster then: docs/PERF.md §5.6.)
+constexpr int kDecodeCtasPerSm = 3;
+constexpr int kDecodeStages = 4;
 
 // Shared memory of the partition kernel, in this order (every offset a multiple of 16):
-//  ring     decode_stages(ctas) x kStageBytes
+//  ring     kDecodeStages x kStageBytes
 //  q        N x 256 bytes: q8 as the QK wgmmas' B operand, K-major core matrices of 8 query
 //           rows x 16 bytes: group g, half kh (dims 8t + 2j + kh at byte 4t + j), row block rb
 //           at ((2g + kh) * N/8 + rb) * 128
@@ -84,9 +80,9 @@ UQ_SM90_HOST_DEVICE constexpr int decode_stages(int ctas) { return ctas == 4 ? 3
 struct DecodeSmem {
   int ring, q, p, red, redl, meta, bars, qbad, sync, total;
 };
-UQ_SM90_HOST_DEVICE constexpr DecodeSmem decode_smem_layout(int qg, int ctas) {
+UQ_SM90_HOST_DEVICE constexpr DecodeSmem decode_smem_layout(int qg) {
   const int n = q_rows(qg);
-  const int stages = decode_stages(ctas);
+  const int stages = kDecodeStages;
   DecodeSmem s{};
   s.ring = 0;
   s.q = s.ring + stages * kStageBytes;
@@ -94,13 +90,13 @@ UQ_SM90_HOST_DEVICE constexpr DecodeSmem decode_smem_layout(int qg, int ctas) {
   s.red = s.p + kTileTokens * n * 2;
   s.redl = s.red + 4 * n * 4;
   s.meta = s.redl + 4 * n * 4;
-  s.bars = s.meta + (stages * 8 + 15) / 16 * 16;  // 3 stages: 24 bytes, rounded up to keep every offset 16-aligned
+  s.bars = s.meta + (stages * 8 + 15) / 16 * 16;  // (rounded up to keep every offset 16-aligned)
   s.qbad = s.bars + (stages * 8 + 15) / 16 * 16;
   s.sync = s.qbad + 16;
   s.total = s.sync + 32;
   return s;
 }
-UQ_SM90_HOST_DEVICE constexpr int decode_smem_bytes(int qg, int ctas) { return decode_smem_layout(qg, ctas).total; }
+UQ_SM90_HOST_DEVICE constexpr int decode_smem_bytes(int qg) { return decode_smem_layout(qg).total; }
 
 // Flags of DecodeKernelArgs::flags.
 constexpr std::uint32_t kQRotated = 1u;      // q holds WHT(q): no in-kernel rotation
@@ -110,6 +106,20 @@ constexpr std::uint32_t kDenseRows = 8u;     // one KV head, 272-byte slots: a b
 constexpr std::uint32_t kWriteOut = 16u;     // P = 1: the partition kernel writes out (and lse)
 constexpr std::uint32_t kOutVector = 32u;    // out rows are dense and 8-byte aligned (P = 1)
 constexpr std::uint32_t kQVector = 64u;      // q rows are dense and 16-byte aligned
+// (copy-engine loads, no kDenseRows) one tensor-map copy per sub-block of a tile: its rows land
+// 128-byte aligned in the ring when min(block_size, 64) is a multiple of 8
+constexpr std::uint32_t kTensorRows = 128u;
+
+// Copy kinds, one kernel instance each (decode_kernel.cuh, decode_loader.cuh): synchronous loads
+// by the whole CTA (slots not 16-byte aligned; single slots of blocks below 8 tokens), one
+// copy-engine copy per contiguous run of rows (kDenseRows), one tensor-map copy per sub-block
+// (kTensorRows).
+constexpr int kCopySync = 0;
+constexpr int kCopyRuns = 1;
+constexpr int kCopyBoxes = 2;
+UQ_SM90_HOST_DEVICE constexpr int decode_copy_kind(std::uint32_t flags) {
+  return !(flags & kBulkLoads) ? kCopySync : (flags & kDenseRows) ? kCopyRuns : (flags & kTensorRows) ? kCopyBoxes : kCopySync;
+}
 
 // Block i of the grid (num_seqs * num_kv_heads * ctas_per_bh blocks) is CTA r = i / (num_seqs *
 // num_kv_heads) of (b, h) with i % (num_seqs * num_kv_heads) = b * num_kv_heads + h; it computes

@@ -35,6 +35,8 @@
 #include "sm90/fp4_convert.cuh"
 #include "sm90/ptx.cuh"
 
+#include <cuda.h>  // CUtensorMap (the type only: no driver library is linked)
+
 #include <cstdint>
 
 namespace uq::sm90 {
@@ -189,20 +191,21 @@ __device__ __forceinline__ void pv_tile(float (&acc)[4][N / 2], std::uint32_t st
 
 }  // namespace decode_detail
 
-// kBulk: every slot is 16-byte aligned (kBulkLoads), so tiles arrive by copy-engine copies; the
-// other instance copies them synchronously (caches at odd offsets or with odd slot padding).
-// Separate instances, so that the common one's tile loop carries no code of the other (at
-// decode-sized grids the kernel was instruction-fetch bound; it also needs 14 fewer registers).
-// kCtas: CTAs per SM (decode_ctas_per_sm: launch bounds and ring depth).
-template <int QG, bool kBulk, int kCtas>
-__global__ void __launch_bounds__(kThreads, kCtas) decode_partitions_kernel(const DecodeKernelArgs a) {
+// kCopy: how tiles arrive (decode_copy_kind: kCopySync, kCopyRuns, kCopyBoxes). Separate
+// instances, so that the common one's tile loop carries no code of the others (at decode-sized
+// grids the kernel was instruction-fetch bound: a tensor-map branch beside the run copies cost
+// 7 % at the headline, docs/PERF.md §5.6). slots: the cache's tensor map for kCopyBoxes
+// (decode.cu), unused otherwise.
+template <int QG, int kCopy>
+__global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
+    decode_partitions_kernel(const DecodeKernelArgs a, const __grid_constant__ CUtensorMap slots) {
   using namespace decode_detail;
-  constexpr int kStages = decode_stages(kCtas);
+  constexpr int kStages = kDecodeStages;
   constexpr int N = q_rows(QG);
   constexpr int NB = N / 8;   // row blocks of 8 query rows
   constexpr int NC = N / 4;   // accumulator columns per lane
   constexpr int NA = N / 2;   // accumulator registers per wgmma
-  constexpr DecodeSmem SL = decode_smem_layout(QG, kCtas);
+  constexpr DecodeSmem SL = decode_smem_layout(QG);
   constexpr int kPvSplit = decode_pv_split(QG);
   extern __shared__ __align__(128) unsigned char smem[];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
@@ -237,7 +240,7 @@ __global__ void __launch_bounds__(kThreads, kCtas) decode_partitions_kernel(cons
   const std::uint32_t bar_a = ptx::smem_addr(smem + SL.bars);
   float* const red = reinterpret_cast<float*>(smem + SL.red);
   float* const redl = reinterpret_cast<float*>(smem + SL.redl);
-  constexpr bool bulk = kBulk;
+  constexpr bool bulk = kCopy != kCopySync;
   const int sub = a.block_size < kTileTokens ? a.block_size : kTileTokens;
   const int nbpt = kTileTokens / sub;
 
@@ -254,7 +257,9 @@ __global__ void __launch_bounds__(kThreads, kCtas) decode_partitions_kernel(cons
   }
   auto issue_next = [&]() {
     const int sj = lg;
-    issue_tile(tc, a, wl, nbpt, sub, li, ring_a + sj * kStageBytes, meta_a + 8 * sj, bar_a + 8 * sj, policy, lane);
+    if constexpr (bulk)
+      issue_tile<kCopy>(tc, a, wl, nbpt, sub, li, ring_a + sj * kStageBytes, meta_a + 8 * sj, bar_a + 8 * sj, policy, &slots,
+                        lane);
     lg = lg + 1 == kStages ? 0 : lg + 1;
     if (++li == wl.n_tiles) {
       li = 0;

@@ -1,9 +1,9 @@
 // The partition kernel's view of its work (spec ultraquant.md §5 map, §6 length rules) and its
 // loads: warp 0 reads the block table (32 entries per load, a batch ahead), decides which of a
 // tile's 64 tokens are present, publishes that as the stage's mask and copies the present
-// tokens' slots into the stage, either with the copy engine (cp.async.bulk, completing on the
-// stage's mbarrier) or, for caches whose slots are not 16-byte aligned, with plain loads by the
-// whole CTA.
+// tokens' slots into the stage, either with the copy engine (cp.async.bulk: a block's run of
+// rows, or a tensor-map box of one KV head's rows; completing on the stage's mbarrier) or, for
+// caches whose slots are not 16-byte aligned, with plain loads by the whole CTA.
 #pragma once
 
 #include "sm90/decode_args.hpp"
@@ -176,35 +176,39 @@ __device__ __forceinline__ const std::uint8_t* slot_address(const DecodeKernelAr
   return a.cache + id * a.block_stride + (T & (a.block_size - 1)) * a.pos_stride + static_cast<std::int64_t>(w.h) * a.slot_bytes;
 }
 
-// Warp 0, copy-engine path: publishes tile i's mask in meta[stage], announces its bytes on the
-// stage's mbarrier and starts the copies (one per sub-block run of contiguous rows when
-// kDenseRows, else one per token).
+// Warp 0, copy-engine paths: publishes tile i's mask in meta[stage], announces its bytes on the
+// stage's mbarrier and starts the copies: kCopyRuns, one per sub-block run of contiguous rows;
+// kCopyBoxes, one tensor-map copy per present sub-block (`slots`: the cache as [block][position]
+// [KV head][34 x 8 bytes], decode.cu), always whole boxes of `sub` rows (the rows past L of the
+// last one lie in its block and are masked).
+template <int kCopy>
 __device__ __forceinline__ void issue_tile(TableCache& c, const DecodeKernelArgs& a, const Partition& w, int nbpt, int sub,
                                            int i, std::uint32_t stage_addr, std::uint32_t meta_addr, std::uint32_t bar,
-                                           std::uint64_t policy, int lane) {
+                                           std::uint64_t policy, const void* slots, int lane) {
+  static_assert(kCopy == kCopyRuns || kCopy == kCopyBoxes, "copy-engine kinds only");
   const TileInfo ti = tile_info(c, a, w, nbpt, sub, i, lane);
+  std::uint32_t rows;
+  if constexpr (kCopy == kCopyBoxes) rows = static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, ti.id >= 0)) * sub);
+  else rows = static_cast<std::uint32_t>(__popcll(ti.mask));
   if (lane == 0) {
     asm volatile("st.shared.u64 [%0], %1;\n" ::"r"(meta_addr), "l"(ti.mask) : "memory");
-    ptx::mbarrier_arrive_expect_tx(bar, static_cast<std::uint32_t>(__popcll(ti.mask)) * kRowBytes);
+    ptx::mbarrier_arrive_expect_tx(bar, rows * kRowBytes);
   }
   __syncwarp();
-  if (a.flags & kDenseRows) {
-    if (ti.id >= 0) {  // lane j < nbpt: rows j*sub .. min((j+1)*sub, ntok) - 1
-      const int k0 = lane * sub;
-      const int k1 = (lane + 1) * sub < ti.ntok ? (lane + 1) * sub : ti.ntok;
+  if (ti.id >= 0) {  // lane j < nbpt: sub-block j, rows j * sub ..
+    const int k0 = lane * sub;
+    if constexpr (kCopy == kCopyBoxes) {
+      ptx::tensor_copy_4d_g2s(stage_addr + k0 * kRowBytes, slots, 0, w.h, (ti.T0 + k0) & (a.block_size - 1), ti.id, bar,
+                              policy);
+    } else {  // rows k0 .. min(k0 + sub, ntok) - 1
+      const int k1 = k0 + sub < ti.ntok ? k0 + sub : ti.ntok;
       ptx::bulk_copy_g2s(stage_addr + k0 * kRowBytes, slot_address(a, w, ti.id, ti.T0 + k0),
                          static_cast<std::uint32_t>(k1 - k0) * kRowBytes, bar, policy);
-    }
-  } else {
-    for (int k = lane; k < kTileTokens; k += 32) {
-      const int id = __shfl_sync(0xffffffffu, ti.id, k >> (sub == 64 ? 6 : a.block_shift));
-      if ((ti.mask >> k) & 1u)
-        ptx::bulk_copy_g2s(stage_addr + k * kRowBytes, slot_address(a, w, id, ti.T0 + k), kRowBytes, bar, policy);
     }
   }
 }
 
-// Synchronous path (slots not 16-byte aligned): warp 0 computes the mask and ids and publishes
+// Synchronous path (kCopySync): warp 0 computes the mask and ids and publishes
 // them (meta[stage], ids[4]); after a barrier the whole CTA copies the present rows with 4-byte
 // (kWordLoads) or 1-byte loads; the caller then synchronises again.
 __device__ __forceinline__ void publish_tile_sync(TableCache& c, const DecodeKernelArgs& a, const Partition& w, int nbpt,

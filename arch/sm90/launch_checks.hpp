@@ -73,6 +73,10 @@ inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l)
   a.flags = (l.q_rotated ? kQRotated : 0u) | (aligned(16) ? kBulkLoads : 0u) | (aligned(4) ? kWordLoads : 0u) |
             (l.num_kv_heads == 1 && l.slot_bytes == kSlotContent ? kDenseRows : 0u) | (write_out ? kWriteOut : 0u) |
             (out_vector ? kOutVector : 0u) | (q_vector ? kQVector : 0u);
+  // Single-slot copies (several KV heads or padded slots) by tensor map when a sub-block's rows
+  // land 128-byte aligned in the ring (272 x min(block_size, 64) bytes apart).
+  const int sub = l.block_size < kTileTokens ? l.block_size : kTileTokens;
+  if ((a.flags & kBulkLoads) && !(a.flags & kDenseRows) && sub % 8 == 0) a.flags |= kTensorRows;
   return a;
 }
 

@@ -242,6 +242,18 @@ __device__ __forceinline__ void bulk_copy_g2s(std::uint32_t dst, const void* src
       : "memory");
 }
 
+// One tensor-map copy (cp.async.bulk.tensor, 4-D tile, no swizzle) of the box at element
+// coordinates {c0, c1, c2, c3} of `map` (a __grid_constant__ kernel parameter) into shared memory
+// at dst (128-byte aligned), completing on the mbarrier `bar`, with an L2 cache policy.
+__device__ __forceinline__ void tensor_copy_4d_g2s(std::uint32_t dst, const void* map, int c0, int c1, int c2, int c3,
+                                                   std::uint32_t bar, std::uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(dst),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar), "l"(policy)
+      : "memory");
+}
+
 // Orders this thread's earlier ordinary shared-memory writes before later reads of the same
 // bytes by the async proxy (wgmma operands, bulk copies).
 __device__ __forceinline__ void fence_proxy_async_shared() {
