@@ -153,7 +153,7 @@ constexpr std::int64_t kReduceWholeRowMinRows = 256;
 // by one warp instead of one block (its l, w and m in 4 KB of shared memory for 512): about 16
 // warps per SM of an H200, where a warp's row is latency-bound by its own loads (an engine's
 // 256 x 24 rows of short sequences: 80 -> 31 us; 384 rows of 64 x 131k: 22 -> 55 us, so the
-// block kernel below it; docs/PERF.md §7).
+// block kernel below it; docs/PERF.md §5.6).
 constexpr std::int64_t kReduceWarpRowMinRows = 2048;
 constexpr int kReduceWarpRowMaxPartitions = 512;
 
