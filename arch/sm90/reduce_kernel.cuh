@@ -115,6 +115,37 @@ __device__ __forceinline__ uint4 load_partial(const ReduceKernelArgs& a, const R
   return *reinterpret_cast<const uint4*>(a.partial_out + (x.first + static_cast<std::int64_t>(p) * a.qg) * kHeadDim + d0);
 }
 
+// Strand group k (strands 8k .. 8k + 7) of a row over dims d0 .. d0 + 7: each strand 8k + i sums
+// w_p x partial_p by fused multiply-adds over p = 8k + i, 8k + i + 64, ... < p_end in increasing
+// p (w: shared-memory weights, kNotRead for a partition not read), loading the 8 partial rows
+// of a step together; then the group's tree ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)).
+__device__ __forceinline__ void strand_group_sums(const ReduceKernelArgs& a, const ReduceRow& x, const float* wl, int p_end,
+                                                  int k, int d0, float (&g)[8]) {
+  float s8[8][8];  // [strand 8 k + i][dim d0 + e]
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) s8[i][e] = 0.0f;
+  for (int p0 = 8 * k; p0 < p_end; p0 += kStrands) {
+    uint4 v[8];
+    float w[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      w[i] = p0 + i < p_end ? wl[p0 + i] : kNotRead;
+      v[i] = w[i] >= 0.0f ? load_partial(a, x, p0 + i, d0) : make_uint4(0u, 0u, 0u, 0u);
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      if (w[i] >= 0.0f) accumulate(s8[i], w[i], v[i]);
+  }
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    const float s01 = __fadd_rn(s8[0][e], s8[1][e]), s23 = __fadd_rn(s8[2][e], s8[3][e]);
+    const float s45 = __fadd_rn(s8[4][e], s8[5][e]), s67 = __fadd_rn(s8[6][e], s8[7][e]);
+    g[e] = __fadd_rn(__fadd_rn(s01, s23), __fadd_rn(s45, s67));
+  }
+}
+
 // out[d0 .. d0 + n) of the row from the per-warp strand-tree sums part[k][i] (i < n), the sum of
 // weights and the NaN flag; lse by one thread.
 template <int kDims>
@@ -267,29 +298,10 @@ __global__ void __launch_bounds__(kReduceThreads) decode_reduce_rows_kernel(cons
       if (wl[p] >= 0.0f) ws = __fadd_rn(ws, wl[p]);
   const float total = block_sum(ws, scratch);
 
-  float s8[8][8];  // [strand 8 warp + i][dim 8 lane + e]
+  float g[8];  // strand group warp over dims 8 lane ..
+  strand_group_sums(a, x, wl, p_end, warp, 8 * lane, g);
 #pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int e = 0; e < 8; ++e) s8[i][e] = 0.0f;
-  for (int p0 = 8 * warp; p0 < p_end; p0 += kStrands) {
-    uint4 v[8];
-    float w[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      w[i] = p0 + i < p_end ? wl[p0 + i] : kNotRead;
-      v[i] = w[i] >= 0.0f ? load_partial(a, x, p0 + i, 8 * lane) : make_uint4(0u, 0u, 0u, 0u);
-    }
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      if (w[i] >= 0.0f) accumulate(s8[i], w[i], v[i]);
-  }
-#pragma unroll
-  for (int e = 0; e < 8; ++e) {
-    const float s01 = __fadd_rn(s8[0][e], s8[1][e]), s23 = __fadd_rn(s8[2][e], s8[3][e]);
-    const float s45 = __fadd_rn(s8[4][e], s8[5][e]), s67 = __fadd_rn(s8[6][e], s8[7][e]);
-    part[warp][8 * lane + e] = __fadd_rn(__fadd_rn(s01, s23), __fadd_rn(s45, s67));
-  }
+  for (int e = 0; e < 8; ++e) part[warp][8 * lane + e] = g[e];
   __syncthreads();
   write_row<kHeadDim>(a, x, part, 0, total, M, any_nan, true);
 }
@@ -370,29 +382,10 @@ __global__ void __launch_bounds__(kReduceThreads, 2) decode_reduce_warp_rows_ker
   // order from 0
   float out[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
   for (int k = 0; k < 8 && 8 * k < p_end; ++k) {
-    float s8[8][8];
+    float g[8];
+    strand_group_sums(a, x, wl, p_end, k, 8 * lane, g);
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-      for (int e = 0; e < 8; ++e) s8[i][e] = 0.0f;
-    for (int p0 = 8 * k; p0 < p_end; p0 += kStrands) {
-      uint4 v[8];
-      float w[8];
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        w[i] = p0 + i < p_end ? wl[p0 + i] : kNotRead;
-        v[i] = w[i] >= 0.0f ? load_partial(a, x, p0 + i, 8 * lane) : make_uint4(0u, 0u, 0u, 0u);
-      }
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-        if (w[i] >= 0.0f) accumulate(s8[i], w[i], v[i]);
-    }
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      const float s01 = __fadd_rn(s8[0][e], s8[1][e]), s23 = __fadd_rn(s8[2][e], s8[3][e]);
-      const float s45 = __fadd_rn(s8[4][e], s8[5][e]), s67 = __fadd_rn(s8[6][e], s8[7][e]);
-      out[e] = __fadd_rn(out[e], __fadd_rn(__fadd_rn(s01, s23), __fadd_rn(s45, s67)));
-    }
+    for (int e = 0; e < 8; ++e) out[e] = __fadd_rn(out[e], g[e]);
   }
   // (groups k with no partition below p_end add +0 in the other kernels: out[e] + 0 = out[e],
   // never -0, as every sum starts from +0)
