@@ -20,7 +20,7 @@ void check(cudaError_t e, const char* what) {
 
 // The cache as a 4-D tensor for kTensorRows copies: [block][position][KV head][34 x 8 bytes] (a
 // slot's 272 content bytes as 8-byte elements; strides slot_bytes, pos_stride, block_stride,
-// all multiples of 16 with kBulkLoads), box {34, 1, min(block_size, 64), 1}: one sub-block's
+// all multiples of 16 with kBulkLoads), box {34, 1, decode_sub_rows(block_size), 1}: one sub-block's
 // rows of one KV head, landing as the ring's 272-byte rows. False if the driver refuses it
 // (the launch then takes the synchronous copies).
 bool encode_slots_map(const DecodeKernelArgs& a, CUtensorMap& map) {
@@ -36,7 +36,7 @@ bool encode_slots_map(const DecodeKernelArgs& a, CUtensorMap& map) {
                               static_cast<cuuint64_t>(a.num_blocks)};
   const cuuint64_t strides[3] = {static_cast<cuuint64_t>(a.slot_bytes), static_cast<cuuint64_t>(a.pos_stride),
                                  static_cast<cuuint64_t>(a.block_stride)};
-  const cuuint32_t box[4] = {kRowBytes / 8, 1, static_cast<cuuint32_t>(a.block_size < kTileTokens ? a.block_size : kTileTokens), 1};
+  const cuuint32_t box[4] = {kRowBytes / 8, 1, static_cast<cuuint32_t>(decode_sub_rows(a.block_size)), 1};
   const cuuint32_t unit[4] = {1, 1, 1, 1};
   return encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT64, 4, const_cast<std::uint8_t*>(a.cache), dims, strides, box, unit,
                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,

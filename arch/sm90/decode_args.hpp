@@ -107,11 +107,16 @@ constexpr std::uint32_t kWriteOut = 16u;     // P = 1: the partition kernel writ
 constexpr std::uint32_t kOutVector = 32u;    // out rows are dense and 8-byte aligned (P = 1)
 constexpr std::uint32_t kQVector = 64u;      // q rows are dense and 16-byte aligned
 // (copy-engine loads, no kDenseRows) one tensor-map copy per sub-block of a tile: its rows land
-// 128-byte aligned in the ring when min(block_size, 64) is a multiple of 8
+// 128-byte aligned in the ring when decode_sub_rows(block_size) is a multiple of 8 (always, for
+// the block sizes 16..256 the cache checks allow)
 constexpr std::uint32_t kTensorRows = 128u;
 
+// Rows of a tile's sub-block: the tile's tokens of one block (a tile of 64 tokens spans
+// 64 / block_size blocks, or lies in one).
+UQ_SM90_HOST_DEVICE constexpr int decode_sub_rows(int block_size) { return block_size < kTileTokens ? block_size : kTileTokens; }
+
 // Copy kinds, one kernel instance each (decode_kernel.cuh, decode_loader.cuh): synchronous loads
-// by the whole CTA (slots not 16-byte aligned; single slots of blocks below 8 tokens), one
+// by the whole CTA (slots not 16-byte aligned, or a tensor map the driver refused), one
 // copy-engine copy per contiguous run of rows (kDenseRows), one tensor-map copy per sub-block
 // (kTensorRows).
 constexpr int kCopySync = 0;

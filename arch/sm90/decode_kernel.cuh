@@ -7,7 +7,8 @@
 // own would compute (its own m, l and accumulators, its own partial row). The tiles of 64
 // tokens of all its partitions (tile-groups p, p + P, ... as the spec maps them) stream through
 // one ring of kStages shared-memory stages: warp 0 reads the block table and starts
-// copy-engine copies (cp.async.bulk) of the present tokens' 272-byte slots, each stage
+// copy-engine copies of the present tokens' 272-byte slots (one per block run: cp.async.bulk
+// of contiguous rows, or a tensor-map box of one KV head's rows, decode_loader.cuh), each stage
 // completing on its own mbarrier, kStages - 1 tiles ahead of the tile being computed, across
 // partition boundaries; q is staged once per CTA. Per tile:
 //  * QK^T with tokens as M (S^T = K Q^T, swap-AB): one FP8 wgmma m64nNk32 per 32-dim scale
@@ -241,7 +242,7 @@ __global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
   float* const red = reinterpret_cast<float*>(smem + SL.red);
   float* const redl = reinterpret_cast<float*>(smem + SL.redl);
   constexpr bool bulk = kCopy != kCopySync;
-  const int sub = a.block_size < kTileTokens ? a.block_size : kTileTokens;
+  const int sub = decode_sub_rows(a.block_size);
   const int nbpt = kTileTokens / sub;
 
   // The loader (warp 0) walks the CTA's tiles in consumption order: tile li of partition

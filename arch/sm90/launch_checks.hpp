@@ -74,9 +74,8 @@ inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l)
             (l.num_kv_heads == 1 && l.slot_bytes == kSlotContent ? kDenseRows : 0u) | (write_out ? kWriteOut : 0u) |
             (out_vector ? kOutVector : 0u) | (q_vector ? kQVector : 0u);
   // Single-slot copies (several KV heads or padded slots) by tensor map when a sub-block's rows
-  // land 128-byte aligned in the ring (272 x min(block_size, 64) bytes apart).
-  const int sub = l.block_size < kTileTokens ? l.block_size : kTileTokens;
-  if ((a.flags & kBulkLoads) && !(a.flags & kDenseRows) && sub % 8 == 0) a.flags |= kTensorRows;
+  // land 128-byte aligned in the ring (272 x decode_sub_rows bytes apart).
+  if ((a.flags & kBulkLoads) && !(a.flags & kDenseRows) && decode_sub_rows(l.block_size) % 8 == 0) a.flags |= kTensorRows;
   return a;
 }
 

@@ -148,21 +148,33 @@ __device__ __forceinline__ void strand_group_sums(const ReduceKernelArgs& a, con
 
 // out[d0 .. d0 + n) of the row from the per-warp strand-tree sums part[k][i] (i < n), the sum of
 // weights and the NaN flag; lse by one thread.
+// Output element d of the row from its weighted sum s and the sum of weights (every kernel's last
+// step): s / total rounded to bf16, 0 for an empty row, NaN when some l was NaN.
+__device__ __forceinline__ void store_out(const ReduceKernelArgs& a, const ReduceRow& x, int d, float s, float total,
+                                          bool any_nan) {
+  const float y = total > 0.0f ? s / total : 0.0f;
+  std::uint16_t bits;
+  asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(bits) : "f"(y));
+  if (any_nan) bits = 0x7FC0u;  // the partition kernel's NaN (P = 1 gives the same bits)
+  a.out[x.b * a.out_stride_seq + x.hq * a.out_stride_head + d * a.out_stride_dim] = bits;
+}
+
+// The row's lse (when wanted): M + log(sum of weights), -inf for an empty row, NaN as above.
+__device__ __forceinline__ void store_lse(const ReduceKernelArgs& a, const ReduceRow& x, float total, float M, bool any_nan) {
+  if (a.lse != nullptr)
+    a.lse[x.b * a.lse_stride_seq + x.hq * a.lse_stride_head] =
+        any_nan ? __uint_as_float(0x7fc00000u) : (total > 0.0f ? __fadd_rn(M, logf(total)) : neg_inf());
+}
+
 template <int kDims>
 __device__ __forceinline__ void write_row(const ReduceKernelArgs& a, const ReduceRow& x, const float (&part)[kWarps][kDims],
                                           int d_base, float total, float M, bool any_nan, bool writes_lse) {
   for (int i = threadIdx.x; i < kDims; i += kReduceThreads) {
     float s = 0.0f;
     for (int k = 0; k < kWarps; ++k) s = __fadd_rn(s, part[k][i]);
-    const float y = total > 0.0f ? s / total : 0.0f;
-    std::uint16_t bits;
-    asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(bits) : "f"(y));
-    if (any_nan) bits = 0x7FC0u;  // the partition kernel's NaN (P = 1 gives the same bits)
-    a.out[x.b * a.out_stride_seq + x.hq * a.out_stride_head + (d_base + i) * a.out_stride_dim] = bits;
+    store_out(a, x, d_base + i, s, total, any_nan);
   }
-  if (a.lse != nullptr && writes_lse && threadIdx.x == 0)
-    a.lse[x.b * a.lse_stride_seq + x.hq * a.lse_stride_head] =
-        any_nan ? __uint_as_float(0x7fc00000u) : (total > 0.0f ? __fadd_rn(M, logf(total)) : neg_inf());
+  if (writes_lse && threadIdx.x == 0) store_lse(a, x, total, M, any_nan);
 }
 
 }  // namespace reduce_detail
@@ -390,16 +402,8 @@ __global__ void __launch_bounds__(kReduceThreads, 2) decode_reduce_warp_rows_ker
   // (groups k with no partition below p_end add +0 in the other kernels: out[e] + 0 = out[e],
   // never -0, as every sum starts from +0)
 #pragma unroll
-  for (int e = 0; e < 8; ++e) {
-    const float y = total > 0.0f ? out[e] / total : 0.0f;
-    std::uint16_t bits;
-    asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(bits) : "f"(y));
-    if (any_nan) bits = 0x7FC0u;  // the partition kernel's NaN (P = 1 gives the same bits)
-    a.out[x.b * a.out_stride_seq + x.hq * a.out_stride_head + (8 * lane + e) * a.out_stride_dim] = bits;
-  }
-  if (a.lse != nullptr && lane == 0)
-    a.lse[x.b * a.lse_stride_seq + x.hq * a.lse_stride_head] =
-        any_nan ? __uint_as_float(0x7fc00000u) : (total > 0.0f ? __fadd_rn(M, logf(total)) : neg_inf());
+  for (int e = 0; e < 8; ++e) store_out(a, x, 8 * lane + e, out[e], total, any_nan);
+  if (lane == 0) store_lse(a, x, total, M, any_nan);
 }
 
 }  // namespace uq::sm90
