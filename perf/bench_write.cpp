@@ -111,25 +111,39 @@ struct alignas(16) Chunk {
   std::uint32_t w[4];
 };
 
-// write_kv: per item 64 threads, one 16-byte chunk of K (0..31) or V (32..63) each;
-// threads 0..16 also store a 16-byte chunk of the 272-byte slot (a value made from
-// what they read, so nothing is optimised away). Index arithmetic is shifts on 32-bit
-// values (heads a power of two, dense LayoutRight arrays: the slot's bytes start at
-// (slot * heads + head) * 272), so the kernel is bound by its memory traffic alone.
-struct SolKv {
+// The bytes of the write_kv SOL kernels: dense LayoutRight arrays, heads a power of two, so
+// index arithmetic is shifts on 32-bit values (the slot's bytes start at (slot * heads + head)
+// * 272) and the kernels are bound by their memory traffic alone.
+struct SolKvBytes {
   const Chunk* k;
   const Chunk* v;
   const std::int64_t* slots;
   Chunk* cache;
   int head_shift = 0;
+  KOKKOS_INLINE_FUNCTION std::int64_t slot_of(int item) const { return slots[item >> head_shift]; }
+  // the 17 chunks of item's slot
+  KOKKOS_INLINE_FUNCTION Chunk* slot_chunks(std::int64_t slot, int item) const {
+    return cache + ((slot << head_shift) + (item & ((1 << head_shift) - 1))) * 17;
+  }
+};
+
+// A value made from what a thread read (stored, so that no load is optimised away).
+KOKKOS_INLINE_FUNCTION Chunk xor_chunks(const Chunk& a, const Chunk& b, const Chunk& c, const Chunk& d) {
+  Chunk o;
+  for (int w = 0; w < 4; ++w) o.w[w] = a.w[w] ^ b.w[w] ^ c.w[w] ^ d.w[w];
+  return o;
+}
+
+// write_kv: per item 64 threads, one 16-byte chunk of K (0..31) or V (32..63) each;
+// threads 0..16 also store a 16-byte chunk of the 272-byte slot.
+struct SolKv : SolKvBytes {
   KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
     const int item = i >> 6, c = i & 63;
-    const int token = item >> head_shift, head = item & ((1 << head_shift) - 1);
     Chunk x = (c < 32 ? k : v)[item * 32 + (c & 31)];
-    const std::int64_t slot = slots[token];
+    const std::int64_t slot = slot_of(item);
     if (c < 17 && slot >= 0) {
       x.w[0] ^= static_cast<std::uint32_t>(slot);
-      cache[((slot << head_shift) + head) * 17 + c] = x;
+      slot_chunks(slot, item)[c] = x;
     }
   }
 };
@@ -138,22 +152,14 @@ struct SolKv {
 // chunks c, c + 16 (four 16-byte loads in flight before any use: more bytes in flight per
 // thread than SolKv) and stores slot chunk c, thread 0 also chunk 16. The SOL of a row is
 // the faster of the two kernels.
-struct SolKvWide {
-  const Chunk* k;
-  const Chunk* v;
-  const std::int64_t* slots;
-  Chunk* cache;
-  int head_shift = 0;
+struct SolKvWide : SolKvBytes {
   KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
     const int item = i >> 4, c = i & 15;
-    const int token = item >> head_shift, head = item & ((1 << head_shift) - 1);
     const Chunk a = k[item * 32 + c], b = k[item * 32 + c + 16], x = v[item * 32 + c], y = v[item * 32 + c + 16];
-    const std::int64_t slot = slots[token];
+    const std::int64_t slot = slot_of(item);
     if (slot < 0) return;
-    Chunk o;
-    for (int w = 0; w < 4; ++w) o.w[w] = a.w[w] ^ b.w[w] ^ x.w[w] ^ y.w[w];
-    Chunk* dst = cache + ((slot << head_shift) + head) * 17;
-    dst[c] = o;
+    Chunk* dst = slot_chunks(slot, item);
+    dst[c] = xor_chunks(a, b, x, y);
     if (c == 0) dst[16] = a;
   }
 };
@@ -172,9 +178,7 @@ struct SolKeysWide {
     if (slot < 0) return;
     std::uint8_t* page = cache + (slot >> 7) * 9216;
     const int pos = static_cast<int>(slot & 127);
-    Chunk o;
-    for (int w = 0; w < 4; ++w) o.w[w] = a.w[w] ^ b.w[w] ^ x.w[w] ^ y.w[w];
-    reinterpret_cast<Chunk*>(page + pos * 64)[c] = o;
+    reinterpret_cast<Chunk*>(page + pos * 64)[c] = xor_chunks(a, b, x, y);
     if (c == 0) {
       std::uint32_t* s = reinterpret_cast<std::uint32_t*>(page + 8192 + pos * 8);
       s[0] = a.w[0];
@@ -259,17 +263,19 @@ void bench_write_kv(int T, int Hk) {  // Hk: 1 or 4 (the SOL kernel shifts by lo
     writer.run(x.k, x.v, x.slots, x.cache);
   });
   if (!writer.status().ok()) std::fprintf(stderr, "%s: status %s\n", r.name.c_str(), writer.status().describe().c_str());
+  auto sol_bytes = [Hk](const Copy& x) {
+    return SolKvBytes{reinterpret_cast<const Chunk*>(x.k.data()), reinterpret_cast<const Chunk*>(x.v.data()), x.slots.data(),
+                      reinterpret_cast<Chunk*>(x.cache.data()), Hk == 4 ? 2 : 0};
+  };
   r.sol_narrow = time_calls([&](int i) {
     const Copy& x = in[i % copies];
     Kokkos::parallel_for("bench::sol_write_kv", Kokkos::RangePolicy<Exec, Light>(exec, 0, T * Hk * 64),
-                         SolKv{reinterpret_cast<const Chunk*>(x.k.data()), reinterpret_cast<const Chunk*>(x.v.data()),
-                               x.slots.data(), reinterpret_cast<Chunk*>(x.cache.data()), Hk == 4 ? 2 : 0});
+                         SolKv{sol_bytes(x)});
   });
   r.sol_wide = time_calls([&](int i) {
     const Copy& x = in[i % copies];
     Kokkos::parallel_for("bench::sol_write_kv_wide", Kokkos::RangePolicy<Exec, Light>(exec, 0, T * Hk * 16),
-                         SolKvWide{reinterpret_cast<const Chunk*>(x.k.data()), reinterpret_cast<const Chunk*>(x.v.data()),
-                                   x.slots.data(), reinterpret_cast<Chunk*>(x.cache.data()), Hk == 4 ? 2 : 0});
+                         SolKvWide{sol_bytes(x)});
   });
   r.pick_sol();
   rows.push_back(r);
