@@ -146,8 +146,6 @@ __device__ __forceinline__ void strand_group_sums(const ReduceKernelArgs& a, con
   }
 }
 
-// out[d0 .. d0 + n) of the row from the per-warp strand-tree sums part[k][i] (i < n), the sum of
-// weights and the NaN flag; lse by one thread.
 // Output element d of the row from its weighted sum s and the sum of weights (every kernel's last
 // step): s / total rounded to bf16, 0 for an empty row, NaN when some l was NaN.
 __device__ __forceinline__ void store_out(const ReduceKernelArgs& a, const ReduceRow& x, int d, float s, float total,
@@ -166,6 +164,8 @@ __device__ __forceinline__ void store_lse(const ReduceKernelArgs& a, const Reduc
         any_nan ? __uint_as_float(0x7fc00000u) : (total > 0.0f ? __fadd_rn(M, logf(total)) : neg_inf());
 }
 
+// out[d0 .. d0 + n) of the row from the per-warp strand-tree sums part[k][i] (i < n), the sum of
+// weights and the NaN flag; lse by one thread.
 template <int kDims>
 __device__ __forceinline__ void write_row(const ReduceKernelArgs& a, const ReduceRow& x, const float (&part)[kWarps][kDims],
                                           int d_base, float total, float M, bool any_nan, bool writes_lse) {
