@@ -164,49 +164,48 @@ struct SolKvWide : SolKvBytes {
   }
 };
 
-// write_index_keys, 4 chunks a thread: per token 4 threads, thread c loads key chunks c,
-// c + 4, c + 8, c + 12 together and stores code chunk c; thread 0 the 8 scale bytes.
-struct SolKeysWide {
+// The bytes of the write_index_keys SOL kernels: dense bf16 key rows of 16 chunks, the index
+// cache's 9216-byte pages (128 tokens: 64 code bytes each, then 8 scale bytes each).
+struct SolKeyBytes {
   const Chunk* keys;
   const std::int64_t* slots;
   std::uint8_t* cache;
+  // the 4 code chunks of slot's token
+  KOKKOS_INLINE_FUNCTION Chunk* code_chunks(std::int64_t slot) const {
+    return reinterpret_cast<Chunk*>(cache + (slot >> 7) * 9216 + (slot & 127) * 64);
+  }
+  // its 8 scale bytes, stored as two words taken from x
+  KOKKOS_INLINE_FUNCTION void store_scales(std::int64_t slot, const Chunk& x) const {
+    std::uint32_t* s = reinterpret_cast<std::uint32_t*>(cache + (slot >> 7) * 9216 + 8192 + (slot & 127) * 8);
+    s[0] = x.w[0];
+    s[1] = x.w[1];
+  }
+};
+
+// write_index_keys, 4 chunks a thread: per token 4 threads, thread c loads key chunks c,
+// c + 4, c + 8, c + 12 together and stores code chunk c; thread 0 the 8 scale bytes.
+struct SolKeysWide : SolKeyBytes {
   KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
     const int token = i >> 2, c = i & 3;
     const Chunk a = keys[token * 16 + c], b = keys[token * 16 + c + 4], x = keys[token * 16 + c + 8],
                 y = keys[token * 16 + c + 12];
     const std::int64_t slot = slots[token];
     if (slot < 0) return;
-    std::uint8_t* page = cache + (slot >> 7) * 9216;
-    const int pos = static_cast<int>(slot & 127);
-    reinterpret_cast<Chunk*>(page + pos * 64)[c] = xor_chunks(a, b, x, y);
-    if (c == 0) {
-      std::uint32_t* s = reinterpret_cast<std::uint32_t*>(page + 8192 + pos * 8);
-      s[0] = a.w[0];
-      s[1] = a.w[1];
-    }
+    code_chunks(slot)[c] = xor_chunks(a, b, x, y);
+    if (c == 0) store_scales(slot, a);
   }
 };
 
 // write_index_keys: per token 16 threads, one 16-byte chunk of the bf16 key each;
 // threads 0..3 store the 64 code bytes, thread 4 the 8 scale bytes.
-struct SolKeys {
-  const Chunk* keys;
-  const std::int64_t* slots;
-  std::uint8_t* cache;
+struct SolKeys : SolKeyBytes {
   KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
     const int token = i >> 4, c = i & 15;
     Chunk x = keys[token * 16 + c];
     const std::int64_t slot = slots[token];
     if (c > 4 || slot < 0) return;
-    std::uint8_t* page = cache + (slot >> 7) * 9216;
-    const int pos = static_cast<int>(slot & 127);
-    if (c < 4) {
-      reinterpret_cast<Chunk*>(page + pos * 64)[c] = x;
-    } else {
-      std::uint32_t* s = reinterpret_cast<std::uint32_t*>(page + 8192 + pos * 8);
-      s[0] = x.w[0];
-      s[1] = x.w[1];
-    }
+    if (c < 4) code_chunks(slot)[c] = x;
+    else store_scales(slot, x);
   }
 };
 
@@ -218,11 +217,13 @@ struct Empty {
 struct Row {
   std::string name;
   double bytes;
-  Timing writer, sol;  // sol: the faster of the two SOL kernels (b2b and single each)
-  Timing sol_narrow, sol_wide;
-  void pick_sol() {
-    sol.per_call_s = std::min(sol_narrow.per_call_s, sol_wide.per_call_s);
-    sol.single_s = std::min(sol_narrow.single_s, sol_wide.single_s);
+  Timing writer, sol_narrow, sol_wide;
+  // the SOL: the faster of the two SOL kernels (b2b and single each)
+  Timing sol() const {
+    Timing t;
+    t.per_call_s = std::min(sol_narrow.per_call_s, sol_wide.per_call_s);
+    t.single_s = std::min(sol_narrow.single_s, sol_wide.single_s);
+    return t;
   }
 };
 
@@ -277,7 +278,6 @@ void bench_write_kv(int T, int Hk) {  // Hk: 1 or 4 (the SOL kernel shifts by lo
     Kokkos::parallel_for("bench::sol_write_kv_wide", Kokkos::RangePolicy<Exec, Light>(exec, 0, T * Hk * 16),
                          SolKvWide{sol_bytes(x)});
   });
-  r.pick_sol();
   rows.push_back(r);
 }
 
@@ -314,17 +314,19 @@ void bench_write_index_keys(int T) {
     writer.run(x.keys, x.slots, x.cache);
   });
   if (!writer.status().ok()) std::fprintf(stderr, "%s: status %s\n", r.name.c_str(), writer.status().describe().c_str());
+  auto key_bytes = [](const Copy& x) {
+    return SolKeyBytes{reinterpret_cast<const Chunk*>(x.keys.data()), x.slots.data(), x.cache.data()};
+  };
   r.sol_narrow = time_calls([&](int i) {
     const Copy& x = in[i % copies];
     Kokkos::parallel_for("bench::sol_write_index_keys", Kokkos::RangePolicy<Exec, Light>(exec, 0, T * 16),
-                         SolKeys{reinterpret_cast<const Chunk*>(x.keys.data()), x.slots.data(), x.cache.data()});
+                         SolKeys{key_bytes(x)});
   });
   r.sol_wide = time_calls([&](int i) {
     const Copy& x = in[i % copies];
     Kokkos::parallel_for("bench::sol_write_index_keys_wide", Kokkos::RangePolicy<Exec, Light>(exec, 0, T * 4),
-                         SolKeysWide{reinterpret_cast<const Chunk*>(x.keys.data()), x.slots.data(), x.cache.data()});
+                         SolKeysWide{key_bytes(x)});
   });
-  r.pick_sol();
   rows.push_back(r);
 }
 
@@ -339,8 +341,8 @@ void print(FILE* f, const char* json, bool measured_copy) {
   for (const Row& r : rows) {
     const double gbs = r.bytes / r.writer.per_call_s * 1e-9;
     std::fprintf(f, "| %s | %.3f | %.2f | %.2f | %.2f | %.2f / %.2f | %.1f | %.1f | %.1f |\n", r.name.c_str(),
-                 r.bytes * 1e-6, 1e6 * r.writer.per_call_s, 1e6 * r.writer.single_s, 1e6 * r.sol.per_call_s,
-                 1e6 * r.sol_narrow.per_call_s, 1e6 * r.sol_wide.per_call_s, 100.0 * r.sol.per_call_s / r.writer.per_call_s,
+                 r.bytes * 1e-6, 1e6 * r.writer.per_call_s, 1e6 * r.writer.single_s, 1e6 * r.sol().per_call_s,
+                 1e6 * r.sol_narrow.per_call_s, 1e6 * r.sol_wide.per_call_s, 100.0 * r.sol().per_call_s / r.writer.per_call_s,
                  gbs, copy > 0 ? 100.0 * gbs / copy : 0.0);
   }
   if (!json) return;
@@ -354,7 +356,7 @@ void print(FILE* f, const char* json, bool measured_copy) {
     const Row& r = rows[i];
     std::fprintf(j, "  {\"name\": \"%s\", \"bytes\": %.0f, \"writer_b2b_s\": %.4e, \"writer_single_s\": %.4e, "
                  "\"sol_b2b_s\": %.4e, \"sol_single_s\": %.4e, \"sol_narrow_b2b_s\": %.4e, \"sol_wide_b2b_s\": %.4e}%s\n",
-                 r.name.c_str(), r.bytes, r.writer.per_call_s, r.writer.single_s, r.sol.per_call_s, r.sol.single_s,
+                 r.name.c_str(), r.bytes, r.writer.per_call_s, r.writer.single_s, r.sol().per_call_s, r.sol().single_s,
                  r.sol_narrow.per_call_s, r.sol_wide.per_call_s, i + 1 < rows.size() ? "," : "");
   }
   std::fprintf(j, "]}\n");
