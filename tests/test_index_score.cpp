@@ -189,6 +189,36 @@ TEST(IndexScore, PlanReuse) {
   }
 }
 
+// ---------------------------------------------------------------- the generic kernel's grid
+// choose_generic_score_span (uq/impl/score_generic.hpp): spans never cross a request, cover
+// every block, are at least min_span long (or the whole table when it is shorter), and the
+// grid fills the `slots` resident teams about once.
+TEST(IndexScore, GenericSpanFillsTheDeviceOnce) {
+  struct Case {
+    std::int64_t reqs;
+    int blocks;
+    std::int64_t slots;
+  };
+  const Case cases[] = {{32, 1024, 528}, {1, 1024, 528}, {8, 1024, 528}, {64, 1024, 528}, {1000, 7, 528},
+                        {3, 1, 528},    {1, 3, 528},    {5, 1000, 4},   {1, 1000, 4},   {2, 13, 0},
+                        {0, 10, 528},   {7, 1, 1}};
+  for (const Case& c : cases) {
+    const int min_span = 4;
+    const int span = uq::impl::choose_generic_score_span(c.reqs, c.blocks, c.slots, min_span);
+    SCOPED_TRACE("reqs " + std::to_string(c.reqs) + ", blocks " + std::to_string(c.blocks) + ", slots " +
+                 std::to_string(c.slots) + ": span " + std::to_string(span));
+    ASSERT_GE(span, 1);
+    ASSERT_LE(span, std::max(c.blocks, 1));
+    ASSERT_GE(span, std::min(min_span, c.blocks));
+    const std::int64_t per_req = (c.blocks + span - 1) / span;
+    // Teams: at most max(slots, reqs) unless min_span forces fewer, longer ones.
+    if (c.reqs > 0 && span > min_span)
+      EXPECT_LE(c.reqs * per_req, std::max<std::int64_t>(c.slots, c.reqs)) << "more teams than slots";
+    if (c.reqs > 0 && c.reqs * per_req < c.slots / 2 && span > min_span)
+      ADD_FAILURE() << "the grid fills less than half the slots with spans longer than min_span";
+  }
+}
+
 // ---------------------------------------------------------------- host errors
 TEST(IndexScore, HostErrors) {
   const int R = 2, QL = 2, H = 2, MB = 3;

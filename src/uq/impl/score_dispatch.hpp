@@ -58,14 +58,13 @@ struct ScoreDispatch {
       T::launch(tuned_launch<T>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs, compute_units));
     });
     if (tuned) return;
-    (void)compute_units;
     switch (score_column_bucket(p.query_len * p.heads)) {
-      case 1: return launch<1>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs);
-      case 2: return launch<2>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs);
-      case 4: return launch<4>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs);
-      case 8: return launch<8>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs);
-      case 16: return launch<16>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs);
-      default: return launch<32>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs);
+      case 1: return launch<1>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs, compute_units);
+      case 2: return launch<2>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs, compute_units);
+      case 4: return launch<4>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs, compute_units);
+      case 8: return launch<8>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs, compute_units);
+      case 16: return launch<16>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs, compute_units);
+      default: return launch<32>(exec, q, cache, block_tables, seq_lens, scores, lut, counts, p, num_reqs, compute_units);
     }
   }
 
@@ -86,7 +85,7 @@ struct ScoreDispatch {
   template <int Cols, class Q, class Tables, class Lens, class Out, class Lut, class Counts>
   static void launch(const ExecSpace& exec, const Q& q, const IndexCacheAddressing& cache,
                      const Tables& block_tables, const Lens& seq_lens, const Out& scores, const Lut& lut,
-                     const Counts& counts, const ScoreParams& p, std::int64_t num_reqs) {
+                     const Counts& counts, const ScoreParams& p, std::int64_t num_reqs, int compute_units) {
     ScoreGeneric<ExecSpace, Cols, Q, Tables, Lens, Out, Lut, Counts> k;
     k.q = q;
     k.cache = cache;
@@ -96,7 +95,7 @@ struct ScoreDispatch {
     k.lut = lut;
     k.counts = counts;
     k.p = p;
-    k.launch(exec, num_reqs);
+    k.launch(exec, num_reqs, compute_units);
   }
 };
 

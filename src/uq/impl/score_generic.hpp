@@ -1,22 +1,31 @@
 // Generic Kokkos NVFP4 index scorer (spec nvfp4-index.md §4).
 //
-// One team per (request, chunk of consecutive logical blocks). Per block the team
-// first decides each query row's kind (invisible, init, local, computed) from the
-// lengths alone; a block no row needs computed is never loaded. Otherwise the page's
-// 9216 bytes are copied into scratch (16-byte loads when aligned; each token's code
-// row padded to 68 bytes so threads reading different tokens hit different banks),
-// and every one of the request's H*QL columns is scored against every token of the
-// page, so each page is read once. A column is query row r = c / H, head c % H; its
-// E4M3 query is staged once per team as floats, dim-major, padded to Cols columns
-// with zeros so the inner loop has a compile-time trip count. The dot products are
-// split into 64 token slices (2 tokens each), so teams have at most 64 threads.
+// Work: one team per (request, span of consecutive logical blocks); a team is kWarps team
+// threads of kLanes vector lanes (a warp each on a GPU, one host thread on a CPU). The team
+// stages the request's E4M3 queries as floats ([dim][Cols], zero-padded to Cols columns so the
+// inner loops have compile-time trip counts) and the full dequantisation table k̂[scale][code]
+// (256 x 16 floats, the code's sign included) in scratch, once; then each team thread takes
+// every kWarps-th block of the span on its own, with no team barrier: a block that no query
+// row needs computed is never loaded (its sentinels are written), a needed page is read
+// straight from global memory, lane l scoring tokens l, l + 32, l + 64, l + 96 against every
+// column, and the page's per-column maximum is a vector reduction (warp shuffles on a GPU).
 //
-// Numerics: k̂ = e4m3(E2M1 x scale) through the format's table; q * k̂ is exact in
-// fp32 (4 + 4 significant bits); the 128 products of a token are summed in fp32, in
-// dim order. The causal mask (token 128 b + t visible to row r iff < vis(r)) is
-// applied only in blocks some row does not see whole. The maximum ignores NaN dots
-// (a NaN never replaces the running maximum), so a block whose visible dots are all
-// NaN scores -inf.
+// Why this shape (docs/PERF.md §2, issue 20): the previous kernel copied each page into
+// scratch between two team barriers, ran 64 threads on it, decoded each element through two
+// dependent table loads (magnitude byte, then its value) and re-read the queries per token:
+// scratch traffic and barriers, not arithmetic, set its speed (743 us at 4 rows x 1 head,
+// batch 32, 128k on the H200; this kernel 410 us). Here an element costs one table load and a
+// shift, a mask and an add; the queries of a dim are one broadcast load shared by the lane's
+// kTogether tokens; the page bytes are read once, by the lanes that use them; teams fill the
+// device once (choose_generic_score_span). What limits it now: the table loads. The 32 lanes
+// of a warp read 32 tokens' rows of k̂ (random scale bytes), about 3 bank conflicts a load,
+// and the shared-memory pipe is ~80 % busy.
+//
+// Numerics: k̂ = e4m3(E2M1 x scale) through the format's table; q * k̂ is exact in fp32
+// (4 + 4 significant bits); the 128 products of a token are summed in fp32, in dim order.
+// The causal mask (token 128 b + t visible to row r iff < vis(r)) is applied only in
+// blocks some row does not see whole. The maximum ignores NaN dots (a NaN never replaces
+// the running maximum), so a block whose visible dots are all NaN scores -inf.
 #pragma once
 
 #include "uq/error.hpp"
@@ -29,6 +38,14 @@
 
 #include <cstdint>
 #include <cstring>
+
+// Full unrolling of a loop whose indices must stay compile-time constants (register arrays)
+// in device code; host compilers choose for themselves.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define UQ_SCORE_UNROLL _Pragma("unroll")
+#else
+#define UQ_SCORE_UNROLL
+#endif
 
 namespace uq {
 namespace impl {
@@ -70,6 +87,25 @@ KOKKOS_INLINE_FUNCTION IndexChunk16 load_chunk16(const std::uint8_t* p, bool ali
   return c;
 }
 
+// 4 bytes from p as a little-endian word.
+KOKKOS_INLINE_FUNCTION std::uint32_t load_word4(const std::uint8_t* p, bool aligned) {
+  if (aligned) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    return *reinterpret_cast<const std::uint32_t*>(p);
+#else
+    std::uint32_t w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+#endif
+  }
+  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+         (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+}
+
+struct alignas(16) ScoreFloat4 {
+  float v[4];
+};
+
 // Everything about a score call that is not a view.
 struct ScoreParams {
   int query_len = 1;
@@ -77,20 +113,73 @@ struct ScoreParams {
   int init_blocks = 0;
   int local_blocks = 0;
   int max_blocks = 0;       // block_tables.extent(1)
-  int blocks_per_team = 4;  // consecutive logical blocks per team
+  int blocks_per_team = 4;  // the plan's league bound: teams never take fewer blocks than this
 };
+
+// Per column, the largest dot seen so far (-inf: none), and its Kokkos reducer; a NaN
+// never replaces a value (the comparison is false), as the spec's maximum wants.
+template <int Cols>
+struct ColumnMax {
+  float v[Cols];
+};
+
+template <int Cols, class Space>
+struct ColumnMaxReducer {
+  using reducer = ColumnMaxReducer;
+  using value_type = ColumnMax<Cols>;
+  using result_view_type = Kokkos::View<value_type, Space, Kokkos::MemoryUnmanaged>;
+
+  value_type& value;
+  KOKKOS_INLINE_FUNCTION explicit ColumnMaxReducer(value_type& v) : value(v) {}
+  KOKKOS_INLINE_FUNCTION void join(value_type& dst, const value_type& src) const {
+    for (int c = 0; c < Cols; ++c)
+      if (src.v[c] > dst.v[c]) dst.v[c] = src.v[c];
+  }
+  KOKKOS_INLINE_FUNCTION void join(volatile value_type& dst, const volatile value_type& src) const {
+    for (int c = 0; c < Cols; ++c)
+      if (src.v[c] > dst.v[c]) dst.v[c] = src.v[c];
+  }
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {
+    for (int c = 0; c < Cols; ++c) v.v[c] = -codec::infinity();
+  }
+  KOKKOS_INLINE_FUNCTION value_type& reference() const { return value; }
+  KOKKOS_INLINE_FUNCTION result_view_type view() const { return result_view_type(&value); }
+  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }
+};
+
+// Blocks per team: as many teams as fill the device once (`slots` resident teams), split
+// evenly over the requests, never fewer than min_span blocks a team (every team thread
+// gets a page) -- the same one-wave rule as the sm90 scorer's knobs. A function of the
+// shape only, never of the lengths, so a captured graph keeps its grid.
+constexpr int choose_generic_score_span(std::int64_t num_reqs, int max_blocks, std::int64_t slots, int min_span) {
+  const std::int64_t reqs = num_reqs > 0 ? num_reqs : 1;
+  const std::int64_t blocks = max_blocks > 0 ? max_blocks : 1;
+  std::int64_t per_req = slots / reqs;
+  per_req = per_req < 1 ? 1 : (per_req > blocks ? blocks : per_req);
+  const std::int64_t span = (blocks + per_req - 1) / per_req;
+  return static_cast<int>(span < min_span ? (min_span < blocks ? min_span : blocks) : span);
+}
 
 template <class ExecSpace, int Cols, class QView, class TableView, class LenView, class OutView, class LutView,
           class CountView>
 struct ScoreGeneric {
-  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  static constexpr int kWarps = 4;                        // team threads (pages in flight per team)
+  static constexpr int kLanes = 32;                       // vector lanes of a team thread
+  static constexpr int kTeamsPerUnit = 4;                 // resident teams per compute unit (GPU)
+  // At most 128 registers a thread so that kTeamsPerUnit teams are resident on an H200 SM
+  // (the compiler's own choice, 168, left 3 and a 1.3-wave grid: docs/PERF.md §2).
+  using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kWarps * kLanes, kTeamsPerUnit>>;
   using member = typename policy::member_type;
+  static constexpr bool kHost = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
 
   static constexpr int kD = nvfp4::kHeadDim;
   static constexpr int kTokens = nvfp4::kBlockTokens;
-  static constexpr int kRowWords = nvfp4::kCodeBytesPerToken / 4 + 1;  // 16 code words + 1 pad
-  static constexpr int kSlices = 64;                                   // token slices per page
-  static constexpr int kTokensPerSlice = kTokens / kSlices;            // 2
+  static constexpr int kTokensPerLane = kTokens / kLanes;  // 4
+  // Tokens a lane scores together (sharing each query load): what the accumulators allow.
+  static constexpr int kTogether = Cols <= 4 ? 4 : (Cols <= 16 ? 2 : 1);
+  static constexpr int kCodes = 16;                        // code nibbles per scale byte
+  static constexpr int kWordsPerToken = nvfp4::kCodeBytesPerToken / 4;  // 16
+  static_assert(kTokensPerLane % kTogether == 0, "");
 
   QView q;
   IndexCacheAddressing cache;
@@ -100,113 +189,194 @@ struct ScoreGeneric {
   LutView lut;
   CountView counts;
   ScoreParams p;
+  int span = 4;  // blocks per team (launch)
 
   // Scratch regions, each a multiple of 16 bytes.
   static constexpr int kQBytes = kD * Cols * int(sizeof(float));
-  static constexpr int kLutBytes = nvfp4::kTableEntries;
-  static constexpr int kDecodeBytes = 256 * int(sizeof(float));
-  static constexpr int kCodeBytes = kTokens * kRowWords * int(sizeof(std::uint32_t));
-  static constexpr int kScaleBytes = kTokens * nvfp4::kGroups;
-  static constexpr int kPartialBytes = Cols * kSlices * int(sizeof(float));
-  static constexpr int kScratchBytes =
-      kQBytes + kLutBytes + kDecodeBytes + kCodeBytes + kScaleBytes + kPartialBytes + 16;
+  static constexpr int kKhatBytes = 256 * kCodes * int(sizeof(float));
+  static constexpr int kScratchBytes = kQBytes + kKhatBytes + 16;
 
   struct Scratch {
-    float* q;                // [kD][Cols]
-    std::uint8_t* lut;       // [256 * 8]
-    float* decode;           // [256]: E4M3 byte -> value
-    std::uint32_t* codes;    // [kTokens][kRowWords]
-    std::uint8_t* scales;    // [kTokens][8]
-    float* partial;          // [Cols][kSlices]
+    float* q;     // [kD][Cols]
+    float* khat;  // [256 scale bytes][16 codes]
   };
 
   KOKKOS_INLINE_FUNCTION Scratch carve(const member& team) const {
     auto* base = static_cast<char*>(team.team_shmem().get_shmem_aligned(kScratchBytes - 16, 16));
-    Scratch s;
-    s.q = reinterpret_cast<float*>(base);
-    s.lut = reinterpret_cast<std::uint8_t*>(base + kQBytes);
-    s.decode = reinterpret_cast<float*>(base + kQBytes + kLutBytes);
-    s.codes = reinterpret_cast<std::uint32_t*>(base + kQBytes + kLutBytes + kDecodeBytes);
-    s.scales = reinterpret_cast<std::uint8_t*>(base + kQBytes + kLutBytes + kDecodeBytes + kCodeBytes);
-    s.partial =
-        reinterpret_cast<float*>(base + kQBytes + kLutBytes + kDecodeBytes + kCodeBytes + kScaleBytes);
-    return s;
+    return Scratch{reinterpret_cast<float*>(base), reinterpret_cast<float*>(base + kQBytes)};
   }
 
-  // The request's queries (zero-padded to Cols columns), the table and the E4M3
-  // decode table into scratch.
+  // The request's queries (zero-padded to Cols columns) and the k̂ table into scratch.
   KOKKOS_INLINE_FUNCTION void stage(const member& team, const Scratch& s, std::int64_t req) const {
     const int cols = p.query_len * p.heads;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Cols * kD), [&](int i) {
-      const int c = i / kD, d = i % kD;  // consecutive threads read consecutive dims
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, Cols * kD), [&](int i) {
+      const int c = i / kD, d = i % kD;  // consecutive lanes read consecutive dims
       s.q[d * Cols + c] =
           c < cols ? codec::e4m3_to_float(q(req * p.query_len + c / p.heads, c % p.heads, d)) : 0.0f;
     });
-    const bool lut_aligned = reinterpret_cast<std::uintptr_t>(lut.data()) % 16 == 0;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nvfp4::kTableEntries / 16), [&](int k) {
-      const IndexChunk16 c = load_chunk16(lut.data() + 16 * k, lut_aligned);
-      for (int w = 0; w < 4; ++w)
-        for (int j = 0; j < 4; ++j) s.lut[16 * k + 4 * w + j] = static_cast<std::uint8_t>(c.w[w] >> (8 * j));
-    });
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 256),
-                         [&](int b) { s.decode[b] = codec::e4m3_to_float(static_cast<std::uint8_t>(b)); });
-  }
-
-  KOKKOS_INLINE_FUNCTION void load_page(const member& team, const Scratch& s, std::int64_t page) const {
-    const std::uint8_t* src = cache.base + page * nvfp4::kPageBytes;
-    constexpr int code_chunks = nvfp4::kPageCodes / 16;  // 512: 4 per token
-    constexpr int chunks = nvfp4::kPageBytes / 16;       // 576
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, chunks), [&](int k) {
-      const IndexChunk16 c = load_chunk16(src + 16 * k, cache.aligned16);
-      if (k < code_chunks) {
-        std::uint32_t* dst = s.codes + (k / 4) * kRowWords + (k % 4) * 4;
-        for (int w = 0; w < 4; ++w) dst[w] = c.w[w];
-      } else {
-        std::uint8_t* dst = s.scales + 16 * (k - code_chunks);
-        for (int w = 0; w < 4; ++w)
-          for (int j = 0; j < 4; ++j) dst[4 * w + j] = static_cast<std::uint8_t>(c.w[w] >> (8 * j));
-      }
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, 256 * kCodes), [&](int i) {
+      const unsigned code = static_cast<unsigned>(i % kCodes);
+      s.khat[i] = codec::e4m3_to_float(nvfp4::apply_code_sign(lut(8 * (i / kCodes) + (code & 7u)), code));
     });
   }
 
-  // Per column, the maximum dot over the page's tokens that the column's row sees
-  // (only tokens below lim[c] when masked), reduced over this slice's tokens.
-  KOKKOS_INLINE_FUNCTION void slice_max(const Scratch& s, int slice, bool masked, const int* lim) const {
-    float run[Cols];
-    for (int c = 0; c < Cols; ++c) run[c] = -codec::infinity();
-    for (int j = 0; j < kTokensPerSlice; ++j) {
-      const int t = slice + kSlices * j;
-      float acc[Cols];
-      for (int c = 0; c < Cols; ++c) acc[c] = 0.0f;
-      const std::uint32_t* row = s.codes + t * kRowWords;
-      for (int g = 0; g < nvfp4::kGroups; ++g) {
-        const std::uint8_t* mags = s.lut + 8 * s.scales[t * nvfp4::kGroups + g];
-        for (int w = 0; w < 2; ++w) {
-          const std::uint32_t word = row[2 * g + w];
-          for (int e = 0; e < 8; ++e) {
-            const unsigned code = (word >> (4 * e)) & 15u;
-            const float k = s.decode[nvfp4::apply_code_sign(mags[code & 7u], code)];
-            const float* qd = s.q + (nvfp4::kGroup * g + 8 * w + e) * Cols;
-            for (int c = 0; c < Cols; ++c) acc[c] += qd[c] * k;
-          }
+  // Byte offset (4 x code) of code nibble e (0..7, a constant once unrolled) of a code word.
+  KOKKOS_INLINE_FUNCTION static std::uint32_t code_offset(std::uint32_t word, int e) {
+    return e == 0 ? (word << 2) & 0x3cu : (word >> (4 * e - 2)) & 0x3cu;
+  }
+
+  // acc[j][c] += q[c] * k[j] for every column c of one dim's queries q (broadcast loads). On
+  // a device the loads are kept wide: 16 bytes where Cols allows, and 8-byte integer loads at
+  // Cols >= 16, where NVCC split this kernel's 16-byte float loads into scalar ones (one load
+  // per FMA; a scalar 64-bit type is never split). A host compiler vectorises the plain loop.
+  KOKKOS_INLINE_FUNCTION static void fma_dim(const float* q, const float (&k)[kTogether],
+                                             float (&acc)[kTogether][Cols]) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    if constexpr (Cols >= 16) {
+      const std::uint64_t* qp = reinterpret_cast<const std::uint64_t*>(q);
+      UQ_SCORE_UNROLL
+      for (int c2 = 0; c2 < Cols / 2; ++c2) {
+        const std::uint64_t pair = qp[c2];
+        const float lo = codec::bits_float(static_cast<std::uint32_t>(pair));
+        const float hi = codec::bits_float(static_cast<std::uint32_t>(pair >> 32));
+        UQ_SCORE_UNROLL
+        for (int j = 0; j < kTogether; ++j) {
+          acc[j][2 * c2] += lo * k[j];
+          acc[j][2 * c2 + 1] += hi * k[j];
         }
       }
+    } else if constexpr (Cols % 4 == 0) {
+      fma_quads<0>(reinterpret_cast<const ScoreFloat4*>(q), k, acc);
+    } else
+#endif
+    {
       for (int c = 0; c < Cols; ++c)
-        if ((!masked || t < lim[c]) && acc[c] > run[c]) run[c] = acc[c];
+        for (int j = 0; j < kTogether; ++j) acc[j][c] += q[c] * k[j];
     }
-    for (int c = 0; c < Cols; ++c) s.partial[c * kSlices + slice] = run[c];
+  }
+
+  // acc[j][c] += q[c] * k[j] for the columns of quads C4.. of a dim's queries qv: one 16-byte
+  // load a quad, unrolled by the template (loops unrolled late left NVCC's loads scalar at
+  // Cols >= 16).
+  template <int C4>
+  KOKKOS_INLINE_FUNCTION static void fma_quads(const ScoreFloat4* qv, const float (&k)[kTogether],
+                                               float (&acc)[kTogether][Cols]) {
+    if constexpr (C4 < Cols / 4) {
+      const ScoreFloat4 f = qv[C4];
+      UQ_SCORE_UNROLL
+      for (int x = 0; x < 4; ++x)
+        UQ_SCORE_UNROLL
+        for (int j = 0; j < kTogether; ++j) acc[j][4 * C4 + x] += f.v[x] * k[j];
+      fma_quads<C4 + 1>(qv, k, acc);
+    }
+  }
+
+  // Lane `lane`'s tokens of one page into m: per column, the maximum dot over the tokens
+  // the column's row sees (only tokens below lim[c] when masked).
+  KOKKOS_INLINE_FUNCTION void lane_max(const Scratch& s, const std::uint8_t* page, int lane, bool masked,
+                                       const int* lim, ColumnMax<Cols>& m) const {
+    // Scratch regions are 16-byte aligned (carve); saying so lets the compilers keep the
+    // query loads 16 bytes wide.
+    const float* qbase = static_cast<const float*>(__builtin_assume_aligned(s.q, 16));
+    for (int i0 = 0; i0 < kTokensPerLane; i0 += kTogether) {
+      std::uint32_t w[kTogether][kWordsPerToken];  // code words: dims 8 x .. 8 x + 7, low nibble first
+      std::uint32_t sc[kTogether][2];              // the 8 scale bytes
+      UQ_SCORE_UNROLL
+      for (int j = 0; j < kTogether; ++j) {
+        const int t = lane + kLanes * (i0 + j);
+        UQ_SCORE_UNROLL
+        for (int k = 0; k < kWordsPerToken / 4; ++k) {
+          const IndexChunk16 c = load_chunk16(page + t * nvfp4::kCodeBytesPerToken + 16 * k, cache.aligned16);
+          UQ_SCORE_UNROLL
+          for (int x = 0; x < 4; ++x) w[j][4 * k + x] = c.w[x];
+        }
+        const std::uint8_t* sp = page + nvfp4::kPageCodes + t * nvfp4::kGroups;
+        sc[j][0] = load_word4(sp, cache.aligned16);
+        sc[j][1] = load_word4(sp + 4, cache.aligned16);
+      }
+      float acc[kTogether][Cols];
+      UQ_SCORE_UNROLL
+      for (int j = 0; j < kTogether; ++j)
+        UQ_SCORE_UNROLL
+        for (int c = 0; c < Cols; ++c) acc[j][c] = 0.0f;
+      UQ_SCORE_UNROLL
+      for (int g = 0; g < nvfp4::kGroups; ++g) {
+        // k̂ of the group's scale byte, by code, addressed in bytes: an element is then a
+        // shift, a mask and an add (the code nibble lands pre-scaled by 4), not five ops.
+        const char* row[kTogether];
+        UQ_SCORE_UNROLL
+        for (int j = 0; j < kTogether; ++j)
+          row[j] = reinterpret_cast<const char*>(s.khat + kCodes * ((sc[j][g / 4] >> (8 * (g % 4))) & 0xffu));
+        UQ_SCORE_UNROLL
+        for (int e = 0; e < nvfp4::kGroup; ++e) {
+          const int d = nvfp4::kGroup * g + e;
+          float k[kTogether];
+          UQ_SCORE_UNROLL
+          for (int j = 0; j < kTogether; ++j) k[j] = *reinterpret_cast<const float*>(row[j] + code_offset(w[j][d / 8], d % 8));
+          fma_dim(qbase + d * Cols, k, acc);
+        }
+      }
+      UQ_SCORE_UNROLL
+      for (int j = 0; j < kTogether; ++j) {
+        const int t = lane + kLanes * (i0 + j);
+        UQ_SCORE_UNROLL
+        for (int c = 0; c < Cols; ++c)
+          if ((!masked || t < lim[c]) && acc[j][c] > m.v[c]) m.v[c] = acc[j][c];
+      }
+    }
+  }
+
+  // One block of the request: its page scored if some row needs it, then every column's entry.
+  KOKKOS_INLINE_FUNCTION void block(const member& team, const Scratch& s, std::int64_t req, std::int64_t L,
+                                    std::int64_t b) const {
+    const int QL = p.query_len, H = p.heads, cols = QL * H;
+    bool any_computed = false;
+    for (int r = 0; r < QL; ++r) {
+      const std::int64_t nb = blocks_for_tokens(visible_tokens(L, QL, r));
+      any_computed = any_computed || block_kind(b, nb, p.init_blocks, p.local_blocks) == BlockKind::Computed;
+    }
+    ColumnMax<Cols> m;
+    for (int c = 0; c < Cols; ++c) m.v[c] = -codec::infinity();
+    bool page_ok = false;
+    if (any_computed) {
+      const std::int64_t page = static_cast<std::int64_t>(block_tables(req, b));
+      page_ok = page >= 0 && page < cache.num_blocks;
+      if (!page_ok) {
+        Kokkos::single(Kokkos::PerThread(team), [&]() { count(counts, Counter::bad_block_ids); });
+      } else {
+        // Tokens of this page column c sees, in [0, 128]. Row 0 sees the least: if it sees
+        // the whole block, every row does.
+        int lim[Cols];
+        UQ_SCORE_UNROLL
+        for (int c = 0; c < Cols; ++c) {
+          const std::int64_t v = c < cols ? visible_tokens(L, QL, c / H) - b * kTokens : 0;
+          lim[c] = v < 0 ? 0 : v > kTokens ? kTokens : static_cast<int>(v);
+        }
+        const bool masked = visible_tokens(L, QL, 0) < (b + 1) * kTokens;
+        const std::uint8_t* pg = cache.base + page * nvfp4::kPageBytes;
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(team, kLanes),
+            [&](int lane, ColumnMax<Cols>& acc) { lane_max(s, pg, lane, masked, lim, acc); },
+            ColumnMaxReducer<Cols, typename ExecSpace::memory_space>(m));
+      }
+    }
+    Kokkos::single(Kokkos::PerThread(team), [&]() {
+      for (int c = 0; c < cols && c < Cols; ++c) {
+        const int r = c / H, h = c % H;
+        const BlockKind kind =
+            block_kind(b, blocks_for_tokens(visible_tokens(L, QL, r)), p.init_blocks, p.local_blocks);
+        scores(h, req * QL + r, b) = block_score(kind, kind == BlockKind::Computed && page_ok ? m.v[c] : -codec::infinity());
+      }
+    });
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
-    const int chunks_per_req = (p.max_blocks + p.blocks_per_team - 1) / p.blocks_per_team;
-    const std::int64_t req = team.league_rank() / chunks_per_req;
-    const std::int64_t b0 = static_cast<std::int64_t>(team.league_rank() % chunks_per_req) * p.blocks_per_team;
+    const int spans_per_req = (p.max_blocks + span - 1) / span;
+    const std::int64_t req = team.league_rank() / spans_per_req;
+    const std::int64_t b0 = static_cast<std::int64_t>(team.league_rank() % spans_per_req) * span;
     const int QL = p.query_len;
-    const int H = p.heads;
-    const int cols = QL * H;
 
-    const RequestLength len =
-        request_length_in_table(seq_lens(req), p.max_blocks);
+    const RequestLength len = request_length_in_table(seq_lens(req), p.max_blocks);
     if (b0 == 0 && (len.negative || len.too_long)) {
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
         count(counts, len.negative ? Counter::negative_seq_lens : Counter::long_seq_lens);
@@ -214,71 +384,36 @@ struct ScoreGeneric {
     }
     const std::int64_t L = len.tokens;
     const std::int64_t nb_req = blocks_for_tokens(L);
-    const std::int64_t b_end = b0 + p.blocks_per_team < nb_req ? b0 + p.blocks_per_team : nb_req;
+    const std::int64_t b_end = b0 + span < nb_req ? b0 + span : nb_req;
     if (b0 >= b_end) return;
 
+    // Some block of the span is computed for some row iff it is for the last row (which
+    // sees the most): [init, nb(QL - 1) - local) meets the span. Otherwise nothing is staged.
+    const std::int64_t nb_last = blocks_for_tokens(visible_tokens(L, QL, QL - 1));
+    const std::int64_t need_lo = b0 > p.init_blocks ? b0 : p.init_blocks;
+    const std::int64_t need_hi = b_end < nb_last - p.local_blocks ? b_end : nb_last - p.local_blocks;
     const Scratch s = carve(team);
-    bool staged = false;
-    for (std::int64_t b = b0; b < b_end; ++b) {
-      // The page is needed only if some row's score of b is its computed maximum.
-      bool any_computed = false;
-      for (int r = 0; r < QL; ++r) {
-        const std::int64_t nb = blocks_for_tokens(visible_tokens(L, QL, r));
-        any_computed = any_computed || block_kind(b, nb, p.init_blocks, p.local_blocks) == BlockKind::Computed;
-      }
-      bool page_ok = false;
-      if (any_computed) {
-        const std::int64_t page = static_cast<std::int64_t>(block_tables(req, b));
-        page_ok = page >= 0 && page < cache.num_blocks;
-        if (!page_ok) {
-          Kokkos::single(Kokkos::PerTeam(team), [&]() { count(counts, Counter::bad_block_ids); });
-        } else {
-          if (!staged) {
-            stage(team, s, req);
-            staged = true;
-          }
-          load_page(team, s, page);
-          team.team_barrier();
-          // Tokens of this page column c sees, in [0, 128].
-          int lim[Cols];
-          for (int c = 0; c < Cols; ++c) {
-            const std::int64_t v = c < cols ? visible_tokens(L, QL, c / H) - b * kTokens : 0;
-            lim[c] = v < 0 ? 0 : v > kTokens ? kTokens : static_cast<int>(v);
-          }
-          // Row 0 sees the least: if it sees the whole block, every row does.
-          const bool masked = visible_tokens(L, QL, 0) < (b + 1) * kTokens;
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kSlices),
-                               [&](int slice) { slice_max(s, slice, masked, lim); });
-          team.team_barrier();
-        }
-      }
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, cols), [&](int c) {
-        const int r = c / H, h = c % H;
-        const BlockKind kind =
-            block_kind(b, blocks_for_tokens(visible_tokens(L, QL, r)), p.init_blocks, p.local_blocks);
-        float raw = -codec::infinity();
-        if (kind == BlockKind::Computed && page_ok)
-          for (int k = 0; k < kSlices; ++k) {
-            const float v = s.partial[c * kSlices + k];
-            raw = v > raw ? v : raw;
-          }
-        scores(h, req * QL + r, b) = block_score(kind, raw);
-      });
-      // No barrier needed here: the next page's slices write `partial` only after the
-      // barrier that follows its load, which every thread reaches after this loop.
+    if (need_lo < need_hi) {
+      stage(team, s, req);
+      team.team_barrier();
     }
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kWarps), [&](int w) {
+      for (std::int64_t b = b0 + w; b < b_end; b += kWarps) block(team, s, req, L, b);
+    });
   }
 
-  void launch(const ExecSpace& exec, std::int64_t num_reqs) const {
-    const std::int64_t chunks_per_req = (p.max_blocks + p.blocks_per_team - 1) / p.blocks_per_team;
-    const std::int64_t league = num_reqs * chunks_per_req;
+  void launch(const ExecSpace& exec, std::int64_t num_reqs, int compute_units) {
+    // Resident teams: on a GPU kTeamsPerUnit per compute unit (the launch bounds); on a host
+    // a few teams per thread, for balance.
+    const std::int64_t slots = kHost ? 4 * static_cast<std::int64_t>(exec.concurrency())
+                                     : kTeamsPerUnit * static_cast<std::int64_t>(compute_units > 0 ? compute_units : 80);
+    const int min_span = p.blocks_per_team > kWarps ? p.blocks_per_team : kWarps;
+    span = choose_generic_score_span(num_reqs, p.max_blocks, slots, min_span);
+    const std::int64_t spans_per_req = (p.max_blocks + span - 1) / span;
+    const std::int64_t league = num_reqs * spans_per_req;
     if (league == 0) return;
-    // The page's work is split into kSlices token slices: more threads than that
-    // would idle through the dot products.
-    policy probe(exec, static_cast<int>(league), Kokkos::AUTO);
-    probe.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
-    const int recommended = probe.team_size_recommended(*this, Kokkos::ParallelForTag());
-    policy pol(exec, static_cast<int>(league), recommended < kSlices ? recommended : kSlices);
+    policy pol = kHost ? policy(exec, static_cast<int>(league), 1, 1)
+                       : policy(exec, static_cast<int>(league), kWarps, kLanes);
     pol.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
     Kokkos::parallel_for("uq::score", pol, *this);
   }
@@ -286,3 +421,5 @@ struct ScoreGeneric {
 
 }  // namespace impl
 }  // namespace uq
+
+#undef UQ_SCORE_UNROLL
