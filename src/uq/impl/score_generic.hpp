@@ -255,9 +255,8 @@ struct ScoreGeneric {
     }
   }
 
-  // acc[j][c] += q[c] * k[j] for the columns of quads C4.. of a dim's queries qv: one 16-byte
-  // load a quad, unrolled by the template (loops unrolled late left NVCC's loads scalar at
-  // Cols >= 16).
+  // acc[j][c] += q[c] * k[j] for the columns of quads C4.. of a dim's queries qv, one 16-byte
+  // load a quad (fma_dim's form at 4 and 8 columns).
   template <int C4>
   KOKKOS_INLINE_FUNCTION static void fma_quads(const ScoreFloat4* qv, const float (&k)[kTogether],
                                                float (&acc)[kTogether][Cols]) {
