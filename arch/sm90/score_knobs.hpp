@@ -7,6 +7,8 @@
 //             batch * ceil(max_blocks / span) CTAs.
 #pragma once
 
+#include "uq/core/score_grid.hpp"
+
 #include <cstdint>
 
 namespace uq::sm90 {
@@ -24,9 +26,6 @@ constexpr int kDefaultSms = 132;          // H100 / H200 SXM, when the device di
 constexpr int kColumnsPerTileForKnobs = 8;  // query columns per wgmma column tile (score_args.hpp)
 
 constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-constexpr std::int64_t clamp64(std::int64_t v, std::int64_t lo, std::int64_t hi) {
-  return v < lo ? lo : (v > hi ? hi : v);
-}
 }  // namespace scorer
 
 // CTAs per request under knobs k (0 when there are no blocks).
@@ -34,20 +33,18 @@ constexpr std::int64_t score_spans_per_req(int max_blocks, const ScoreKnobs& k) 
   return max_blocks > 0 && k.span > 0 ? scorer::ceil_div(max_blocks, k.span) : 0;
 }
 
-// One wave: the batch's requests are split into as many spans as fill every resident CTA
-// slot once (a CTA then streams its span's pages through its ring, and its query operand
-// and table are built once). A batch larger than the resident slots gets one CTA per
-// request. Arguments out of range are clamped; the launcher rejects them anyway.
+// One wave (uq/core/score_grid.hpp, the generic scorer's rule too): the batch's requests are
+// split into as many spans as fill every resident CTA slot once (a CTA then streams its
+// span's pages through its ring, and its query operand and table are built once). A batch
+// larger than the resident slots gets one CTA per request. Arguments out of range are
+// clamped; the launcher rejects them anyway.
 constexpr ScoreKnobs choose_score_knobs(int batch, int max_blocks, int query_len, int heads, int sm_count) {
   using namespace scorer;
   (void)query_len;
   (void)heads;
   ScoreKnobs k;
-  const std::int64_t reqs = batch > 0 ? batch : 1;
-  const std::int64_t blocks = max_blocks > 0 ? max_blocks : 0;
   const std::int64_t resident = static_cast<std::int64_t>(kCtasPerSm) * (sm_count > 0 ? sm_count : kDefaultSms);
-  const std::int64_t splits = clamp64(resident / reqs, 1, blocks > 0 ? blocks : 1);
-  k.span = static_cast<int>(blocks > 0 ? ceil_div(blocks, splits) : 1);
+  k.span = static_cast<int>(uq::impl::one_wave_span(batch, max_blocks, resident));
   return k;
 }
 

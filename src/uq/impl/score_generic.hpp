@@ -28,6 +28,7 @@
 // the running maximum), so a block whose visible dots are all NaN scores -inf.
 #pragma once
 
+#include "uq/core/score_grid.hpp"
 #include "uq/error.hpp"
 #include "uq/impl/score_rows.hpp"
 #include "uq/impl/status_counters.hpp"
@@ -66,6 +67,21 @@ IndexCacheAddressing index_cache_addressing(const CacheView& cache) {
   return a;
 }
 
+// 4 bytes from p as a little-endian word.
+KOKKOS_INLINE_FUNCTION std::uint32_t load_word4(const std::uint8_t* p, bool aligned) {
+  if (aligned) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    return *reinterpret_cast<const std::uint32_t*>(p);
+#else
+    std::uint32_t w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+#endif
+  }
+  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+         (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+}
+
 struct alignas(16) IndexChunk16 {
   std::uint32_t w[4];
 };
@@ -80,26 +96,9 @@ KOKKOS_INLINE_FUNCTION IndexChunk16 load_chunk16(const std::uint8_t* p, bool ali
     std::memcpy(&c, p, sizeof c);
 #endif
   } else {
-    for (int k = 0; k < 4; ++k)
-      c.w[k] = static_cast<std::uint32_t>(p[4 * k]) | (static_cast<std::uint32_t>(p[4 * k + 1]) << 8) |
-               (static_cast<std::uint32_t>(p[4 * k + 2]) << 16) | (static_cast<std::uint32_t>(p[4 * k + 3]) << 24);
+    for (int k = 0; k < 4; ++k) c.w[k] = load_word4(p + 4 * k, false);
   }
   return c;
-}
-
-// 4 bytes from p as a little-endian word.
-KOKKOS_INLINE_FUNCTION std::uint32_t load_word4(const std::uint8_t* p, bool aligned) {
-  if (aligned) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-    return *reinterpret_cast<const std::uint32_t*>(p);
-#else
-    std::uint32_t w;
-    std::memcpy(&w, p, sizeof w);
-    return w;
-#endif
-  }
-  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
-         (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
 }
 
 struct alignas(16) ScoreFloat4 {
@@ -147,16 +146,12 @@ struct ColumnMaxReducer {
   KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }
 };
 
-// Blocks per team: as many teams as fill the device once (`slots` resident teams), split
-// evenly over the requests, never fewer than min_span blocks a team (every team thread
-// gets a page) -- the same one-wave rule as the sm90 scorer's knobs. A function of the
-// shape only, never of the lengths, so a captured graph keeps its grid.
+// Blocks per team: the scorers' one-wave rule (uq/core/score_grid.hpp) for `slots` resident
+// teams, never fewer than min_span blocks a team (every team thread gets a page) unless the
+// table is shorter.
 constexpr int choose_generic_score_span(std::int64_t num_reqs, int max_blocks, std::int64_t slots, int min_span) {
-  const std::int64_t reqs = num_reqs > 0 ? num_reqs : 1;
   const std::int64_t blocks = max_blocks > 0 ? max_blocks : 1;
-  std::int64_t per_req = slots / reqs;
-  per_req = per_req < 1 ? 1 : (per_req > blocks ? blocks : per_req);
-  const std::int64_t span = (blocks + per_req - 1) / per_req;
+  const std::int64_t span = one_wave_span(num_reqs, blocks, slots);
   return static_cast<int>(span < min_span ? (min_span < blocks ? min_span : blocks) : span);
 }
 
@@ -246,27 +241,20 @@ struct ScoreGeneric {
         }
       }
     } else if constexpr (Cols % 4 == 0) {
-      fma_quads<0>(reinterpret_cast<const ScoreFloat4*>(q), k, acc);
+      const ScoreFloat4* qv = reinterpret_cast<const ScoreFloat4*>(q);
+      UQ_SCORE_UNROLL
+      for (int c4 = 0; c4 < Cols / 4; ++c4) {
+        const ScoreFloat4 f = qv[c4];
+        UQ_SCORE_UNROLL
+        for (int x = 0; x < 4; ++x)
+          UQ_SCORE_UNROLL
+          for (int j = 0; j < kTogether; ++j) acc[j][4 * c4 + x] += f.v[x] * k[j];
+      }
     } else
 #endif
     {
       for (int c = 0; c < Cols; ++c)
         for (int j = 0; j < kTogether; ++j) acc[j][c] += q[c] * k[j];
-    }
-  }
-
-  // acc[j][c] += q[c] * k[j] for the columns of quads C4.. of a dim's queries qv, one 16-byte
-  // load a quad (fma_dim's form at 4 and 8 columns).
-  template <int C4>
-  KOKKOS_INLINE_FUNCTION static void fma_quads(const ScoreFloat4* qv, const float (&k)[kTogether],
-                                               float (&acc)[kTogether][Cols]) {
-    if constexpr (C4 < Cols / 4) {
-      const ScoreFloat4 f = qv[C4];
-      UQ_SCORE_UNROLL
-      for (int x = 0; x < 4; ++x)
-        UQ_SCORE_UNROLL
-        for (int j = 0; j < kTogether; ++j) acc[j][4 * C4 + x] += f.v[x] * k[j];
-      fma_quads<C4 + 1>(qv, k, acc);
     }
   }
 
