@@ -93,6 +93,48 @@ TEST(IndexFormat, DequantEveryCodeAndScale) {
   EXPECT_EQ(uq::nvfp4::dequant(3, 0x01), std::ldexp(1.0f, -8));
 }
 
+// The two factors (nvfp4.hpp: k̂ = A * weight_a + B * weight_b with A = k̂(+1), B = k̂(+1.5)),
+// which the generic scorer uses for the scale bytes where they hold, against the reference's
+// k̂: they hold for every scale value in [2^-5, 72] (0.5 s stays normal; 6 s and 4 e4m3(1.5 s)
+// stay below E4M3's 448 without saturating; 0x10 = 2^-5 .. 0x69 = 72), which covers what a
+// writer stores for |key| group maxima from 0.19 to 432; and they fail where that is not so
+// (the smallest scales, the largest, NaN), so a scorer must check, as it does.
+TEST(IndexFormat, TwoFactorsEqualTheTableInsideTheirRange) {
+  std::vector<std::uint8_t> page(kPage, 0);
+  int holds = 0;
+  for (int s = 0; s < 256; ++s) {
+    const auto sb = static_cast<std::uint8_t>(s);
+    const float a = uq::nvfp4::dequant(2, sb), b = uq::nvfp4::dequant(3, sb);
+    bool all = true;
+    for (unsigned code = 0; code < 16; ++code) {
+      page[0] = static_cast<std::uint8_t>(code);
+      page[8192] = sb;
+      const double ref = uqref::nv_dequant(page.data(), 0, 0);
+      const float two = a * uq::nvfp4::code_weight_a(code) + b * uq::nvfp4::code_weight_b(code);
+      all = all && static_cast<double>(two) == ref;
+    }
+    const bool inside = s >= 0x10 && s <= 0x69;
+    if (inside) EXPECT_TRUE(all) << "scale byte 0x" << std::hex << s;
+    holds += all;
+  }
+  EXPECT_FALSE(holds == 256) << "the check would be vacuous";
+  for (int s : {0x00, 0x01, 0x07, 0x6a, 0x7e, 0x7f, 0xff}) {  // zero, odd subnormals, above 72, NaN
+    const auto sb = static_cast<std::uint8_t>(s);
+    const float a = uq::nvfp4::dequant(2, sb), b = uq::nvfp4::dequant(3, sb);
+    bool all = true;
+    for (unsigned code = 0; code < 16; ++code)
+      all = all && a * uq::nvfp4::code_weight_a(code) + b * uq::nvfp4::code_weight_b(code) ==
+                       uq::nvfp4::dequant(code, sb);
+    EXPECT_EQ(all, s == 0x00) << "scale byte 0x" << std::hex << s;  // s = 0: every k̂ is 0
+  }
+  // The weights: a power of two on exactly one side, the code's sign on it.
+  EXPECT_EQ(uq::nvfp4::code_weight_a(1), 0.5f);
+  EXPECT_EQ(uq::nvfp4::code_weight_b(7), 4.0f);
+  EXPECT_EQ(uq::nvfp4::code_weight_a(7), 0.0f);
+  EXPECT_EQ(uq::nvfp4::code_weight_b(13), -2.0f);
+  EXPECT_EQ(uq::nvfp4::code_weight_a(14), -4.0f);
+}
+
 // The writer's code choice against the reference over a dense sweep of y = x / s:
 // every float in [-8, 8] with the low 11 mantissa bits stepped, plus every tie point
 // and its neighbours.

@@ -51,6 +51,25 @@ KOKKOS_INLINE_FUNCTION float dequant(unsigned code, std::uint8_t scale_byte) {
   return codec::e4m3_to_float(apply_code_sign(table_byte(scale_byte, code & 7u), code));
 }
 
+// ------------------------------------------------------------------ k̂ in two factors
+// Every E2M1 magnitude is a power of two (0.5, 1, 2, 4; and 0) or 1.5 times one (1.5, 3, 6),
+// so for most scales k̂ = A * weight_a(code) + B * weight_b(code) with A = k̂(+1) = the scale's
+// value and B = k̂(+1.5) = e4m3(1.5 x scale): one weight is a signed power of two, the other 0,
+// so the expression is exact in fp32. It equals the table only where scaling A or B by 2, 4
+// (or 0.5) neither leaves E4M3's normal range nor saturates; a scorer uses the pair only for
+// scale bytes whose 16 codes it has checked against the table: all of 0x10-0x69 (2^-5 .. 72,
+// the scales of group maxima 0.19 .. 432), never the odd subnormal bytes, those above 72 or NaN.
+KOKKOS_INLINE_FUNCTION float code_weight_a(unsigned code) {  // magnitude 0, 0.5, 1, 2, 4
+  const unsigned m = code & 7u;
+  const float w = (m == 3u || m == 5u || m == 7u) ? 0.0f : codec::e2m1_magnitude(m);
+  return (code & 8u) ? -w : w;
+}
+KOKKOS_INLINE_FUNCTION float code_weight_b(unsigned code) {  // magnitude 1.5, 3, 6 (as 1, 2, 4)
+  const unsigned m = code & 7u;
+  const float w = (m == 3u || m == 5u || m == 7u) ? codec::e2m1_magnitude(m) / 1.5f : 0.0f;
+  return (code & 8u) ? -w : w;
+}
+
 // ------------------------------------------------------------------ key writer
 // Scale byte of a group whose finite absmax is A: e4m3(fl32(A / 6)).
 KOKKOS_INLINE_FUNCTION std::uint8_t scale_byte_for_absmax(float A) {

@@ -19,7 +19,9 @@
 // kTogether tokens; the page bytes are read once, by the lanes that use them; teams fill the
 // device once (choose_generic_score_span). What limits it now: the table loads. The 32 lanes
 // of a warp read 32 tokens' rows of k̂ (random scale bytes), about 3 bank conflicts a load,
-// and the shared-memory pipe is ~80 % busy.
+// and the shared-memory pipe is ~80 % busy. Removing the conflicts (kFactored below: bank
+// conflicts 39.9 M -> 2.6 M at 4 rows x 1 head) gained only 3 % there: with 4 warps per
+// scheduler (128 registers) the kernel is latency-bound (7.5 cycles per issued instruction).
 //
 // Numerics: k̂ = e4m3(E2M1 x scale) through the format's table; q * k̂ is exact in fp32
 // (4 + 4 significant bits); the 128 products of a token are summed in fp32, in dim order.
@@ -105,6 +107,10 @@ struct alignas(16) ScoreFloat4 {
   float v[4];
 };
 
+struct alignas(8) ScoreFloat2 {
+  float v[2];
+};
+
 // Everything about a score call that is not a view.
 struct ScoreParams {
   int query_len = 1;
@@ -173,6 +179,12 @@ struct ScoreGeneric {
   // Tokens a lane scores together (sharing each query load): what the accumulators allow.
   static constexpr int kTogether = Cols <= 4 ? 4 : (Cols <= 16 ? 2 : 1);
   static constexpr int kCodes = 16;                        // code nibbles per scale byte
+  // k̂ from nvfp4.hpp's two factors where they hold (two FP operations an element, weights read
+  // by code: no bank conflicts) or from the table row of the scale byte (one load, ~3 bank
+  // conflicts). On the H200 the first is 9-18 % faster with one column (batch 8, 64), within
+  // 3 % with 4 and 5 % slower with 32 (docs/PERF.md §2); each instance that has both paths
+  // costs NVCC ~25 s more to compile, so only the one-column instance has it.
+  static constexpr bool kFactored = Cols == 1;
   static constexpr int kWordsPerToken = nvfp4::kCodeBytesPerToken / 4;  // 16
   static_assert(kTokensPerLane % kTogether == 0, "");
 
@@ -189,16 +201,27 @@ struct ScoreGeneric {
   // Scratch regions, each a multiple of 16 bytes.
   static constexpr int kQBytes = kD * Cols * int(sizeof(float));
   static constexpr int kKhatBytes = 256 * kCodes * int(sizeof(float));
-  static constexpr int kScratchBytes = kQBytes + kKhatBytes + 16;
+  static constexpr int kPairBytes = 256 * int(sizeof(ScoreFloat2));
+  static constexpr int kWeightBytes = kCodes * int(sizeof(ScoreFloat2));
+  static constexpr int kScratchBytes = kQBytes + kKhatBytes + kPairBytes + kWeightBytes + 16;
 
   struct Scratch {
-    float* q;     // [kD][Cols]
-    float* khat;  // [256 scale bytes][16 codes]
+    float* q;             // [kD][Cols]
+    float* khat;          // [256 scale bytes][16 codes]
+    ScoreFloat2* pair;    // [256 scale bytes]: (A, B) of nvfp4.hpp's two factors, NaN where they do not apply
+    ScoreFloat2* weight;  // [16 codes]: (weight_a, weight_b)
   };
 
   KOKKOS_INLINE_FUNCTION Scratch carve(const member& team) const {
     auto* base = static_cast<char*>(team.team_shmem().get_shmem_aligned(kScratchBytes - 16, 16));
-    return Scratch{reinterpret_cast<float*>(base), reinterpret_cast<float*>(base + kQBytes)};
+    return Scratch{reinterpret_cast<float*>(base), reinterpret_cast<float*>(base + kQBytes),
+                   reinterpret_cast<ScoreFloat2*>(base + kQBytes + kKhatBytes),
+                   reinterpret_cast<ScoreFloat2*>(base + kQBytes + kKhatBytes + kPairBytes)};
+  }
+
+  // k̂ of (scale byte, code) as the table holds it.
+  KOKKOS_INLINE_FUNCTION float khat_entry(int scale_byte, unsigned code) const {
+    return codec::e4m3_to_float(nvfp4::apply_code_sign(lut(8 * scale_byte + (code & 7u)), code));
   }
 
   // The request's queries (zero-padded to Cols columns) and the k̂ table into scratch.
@@ -209,15 +232,31 @@ struct ScoreGeneric {
       s.q[d * Cols + c] =
           c < cols ? codec::e4m3_to_float(q(req * p.query_len + c / p.heads, c % p.heads, d)) : 0.0f;
     });
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, 256 * kCodes), [&](int i) {
-      const unsigned code = static_cast<unsigned>(i % kCodes);
-      s.khat[i] = codec::e4m3_to_float(nvfp4::apply_code_sign(lut(8 * (i / kCodes) + (code & 7u)), code));
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, 256 * kCodes),
+                         [&](int i) { s.khat[i] = khat_entry(i / kCodes, static_cast<unsigned>(i % kCodes)); });
+    // The two factors of a scale byte, kept only where all 16 codes give the table's k̂
+    // (compared as floats: a zero's sign cannot change a dot, which starts at +0).
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, 256), [&](int sb) {
+      const float a = khat_entry(sb, 2u), b = khat_entry(sb, 3u);  // k̂(+1), k̂(+1.5)
+      bool exact = true;
+      for (unsigned code = 0; code < unsigned(kCodes); ++code) {
+        exact = exact && a * nvfp4::code_weight_a(code) + b * nvfp4::code_weight_b(code) == khat_entry(sb, code);
+      }
+      s.pair[sb] = exact ? ScoreFloat2{a, b} : ScoreFloat2{codec::quiet_nan(), codec::quiet_nan()};
+    });
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, int(kCodes)), [&](int code) {  // (a prvalue: NVCC's device
+      // code cannot bind the range's const reference to a static member)
+      s.weight[code] = ScoreFloat2{nvfp4::code_weight_a(static_cast<unsigned>(code)),
+                                   nvfp4::code_weight_b(static_cast<unsigned>(code))};
     });
   }
 
-  // Byte offset (4 x code) of code nibble e (0..7, a constant once unrolled) of a code word.
+  // Byte offset (code << Shift: 4 x or 8 x the code) of code nibble e (0..7, a constant once
+  // unrolled) of a code word.
+  template <int Shift>
   KOKKOS_INLINE_FUNCTION static std::uint32_t code_offset(std::uint32_t word, int e) {
-    return e == 0 ? (word << 2) & 0x3cu : (word >> (4 * e - 2)) & 0x3cu;
+    constexpr std::uint32_t mask = 0xfu << Shift;
+    return 4 * e < Shift ? (word << (Shift - 4 * e)) & mask : (word >> (4 * e - Shift)) & mask;
   }
 
   // acc[j][c] += q[c] * k[j] for every column c of one dim's queries q (broadcast loads). On
@@ -286,21 +325,50 @@ struct ScoreGeneric {
       for (int j = 0; j < kTogether; ++j)
         UQ_SCORE_UNROLL
         for (int c = 0; c < Cols; ++c) acc[j][c] = 0.0f;
+      const char* weights = reinterpret_cast<const char*>(s.weight);
       UQ_SCORE_UNROLL
       for (int g = 0; g < nvfp4::kGroups; ++g) {
-        // k̂ of the group's scale byte, by code, addressed in bytes: an element is then a
-        // shift, a mask and an add (the code nibble lands pre-scaled by 4), not five ops.
-        const char* row[kTogether];
+        std::uint32_t scale[kTogether];
+        ScoreFloat2 ab[kTogether] = {};
+        bool factored = true;
         UQ_SCORE_UNROLL
-        for (int j = 0; j < kTogether; ++j)
-          row[j] = reinterpret_cast<const char*>(s.khat + kCodes * ((sc[j][g / 4] >> (8 * (g % 4))) & 0xffu));
-        UQ_SCORE_UNROLL
-        for (int e = 0; e < nvfp4::kGroup; ++e) {
-          const int d = nvfp4::kGroup * g + e;
-          float k[kTogether];
+        for (int j = 0; j < kTogether; ++j) {
+          scale[j] = (sc[j][g / 4] >> (8 * (g % 4))) & 0xffu;
+          if (kFactored) {
+            ab[j] = s.pair[scale[j]];
+            factored = factored && ab[j].v[0] == ab[j].v[0];  // not NaN: the factors apply
+          }
+        }
+        if (kFactored && factored) {
+          // k̂ = A * weight_a + B * weight_b, the weights read by code from a 16-entry table:
+          // lanes reading the same code read the same word, so the loads never conflict.
           UQ_SCORE_UNROLL
-          for (int j = 0; j < kTogether; ++j) k[j] = *reinterpret_cast<const float*>(row[j] + code_offset(w[j][d / 8], d % 8));
-          fma_dim(qbase + d * Cols, k, acc);
+          for (int e = 0; e < nvfp4::kGroup; ++e) {
+            const int d = nvfp4::kGroup * g + e;
+            float k[kTogether];
+            UQ_SCORE_UNROLL
+            for (int j = 0; j < kTogether; ++j) {
+              const ScoreFloat2 wt = *reinterpret_cast<const ScoreFloat2*>(weights + code_offset<3>(w[j][d / 8], d % 8));
+              k[j] = ab[j].v[0] * wt.v[0] + ab[j].v[1] * wt.v[1];
+            }
+            fma_dim(qbase + d * Cols, k, acc);
+          }
+        } else {
+          // k̂ from the group's row of the table, by code, addressed in bytes: an element is a
+          // shift, a mask and an add (the code nibble lands pre-scaled by 4). The 32 lanes
+          // read 32 random rows: about 3 bank conflicts a load.
+          const char* row[kTogether];
+          UQ_SCORE_UNROLL
+          for (int j = 0; j < kTogether; ++j) row[j] = reinterpret_cast<const char*>(s.khat + kCodes * scale[j]);
+          UQ_SCORE_UNROLL
+          for (int e = 0; e < nvfp4::kGroup; ++e) {
+            const int d = nvfp4::kGroup * g + e;
+            float k[kTogether];
+            UQ_SCORE_UNROLL
+            for (int j = 0; j < kTogether; ++j)
+              k[j] = *reinterpret_cast<const float*>(row[j] + code_offset<2>(w[j][d / 8], d % 8));
+            fma_dim(qbase + d * Cols, k, acc);
+          }
         }
       }
       UQ_SCORE_UNROLL
