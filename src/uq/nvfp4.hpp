@@ -59,14 +59,16 @@ KOKKOS_INLINE_FUNCTION float dequant(unsigned code, std::uint8_t scale_byte) {
 // (or 0.5) neither leaves E4M3's normal range nor saturates; a scorer uses the pair only for
 // scale bytes whose 16 codes it has checked against the table: all of 0x10-0x69 (2^-5 .. 72,
 // the scales of group maxima 0.19 .. 432), never the odd subnormal bytes, those above 72 or NaN.
-KOKKOS_INLINE_FUNCTION float code_weight_a(unsigned code) {  // magnitude 0, 0.5, 1, 2, 4
+KOKKOS_INLINE_FUNCTION bool three_halves_magnitude(unsigned code) {  // 1.5, 3, 6: mantissa bit set, not subnormal
   const unsigned m = code & 7u;
-  const float w = (m == 3u || m == 5u || m == 7u) ? 0.0f : codec::e2m1_magnitude(m);
+  return (m & 1u) && m > 1u;
+}
+KOKKOS_INLINE_FUNCTION float code_weight_a(unsigned code) {  // magnitude 0, 0.5, 1, 2, 4
+  const float w = three_halves_magnitude(code) ? 0.0f : codec::e2m1_magnitude(code & 7u);
   return (code & 8u) ? -w : w;
 }
 KOKKOS_INLINE_FUNCTION float code_weight_b(unsigned code) {  // magnitude 1.5, 3, 6 (as 1, 2, 4)
-  const unsigned m = code & 7u;
-  const float w = (m == 3u || m == 5u || m == 7u) ? codec::e2m1_magnitude(m) / 1.5f : 0.0f;
+  const float w = three_halves_magnitude(code) ? codec::e2m1_magnitude(code & 7u) / 1.5f : 0.0f;
   return (code & 8u) ? -w : w;
 }
 

@@ -201,8 +201,8 @@ struct ScoreGeneric {
   // Scratch regions, each a multiple of 16 bytes.
   static constexpr int kQBytes = kD * Cols * int(sizeof(float));
   static constexpr int kKhatBytes = 256 * kCodes * int(sizeof(float));
-  static constexpr int kPairBytes = 256 * int(sizeof(ScoreFloat2));
-  static constexpr int kWeightBytes = kCodes * int(sizeof(ScoreFloat2));
+  static constexpr int kPairBytes = kFactored ? 256 * int(sizeof(ScoreFloat2)) : 0;       // only where used
+  static constexpr int kWeightBytes = kFactored ? kCodes * int(sizeof(ScoreFloat2)) : 0;
   static constexpr int kScratchBytes = kQBytes + kKhatBytes + kPairBytes + kWeightBytes + 16;
 
   struct Scratch {
@@ -234,8 +234,12 @@ struct ScoreGeneric {
     });
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, 256 * kCodes),
                          [&](int i) { s.khat[i] = khat_entry(i / kCodes, static_cast<unsigned>(i % kCodes)); });
-    // The two factors of a scale byte, kept only where all 16 codes give the table's k̂
-    // (compared as floats: a zero's sign cannot change a dot, which starts at +0).
+    if constexpr (kFactored) stage_factors(team, s);
+  }
+
+  // The two factors of each scale byte, kept only where all 16 codes give the table's k̂
+  // (compared as floats: a zero's sign cannot change a dot, which starts at +0), and the weights.
+  KOKKOS_INLINE_FUNCTION void stage_factors(const member& team, const Scratch& s) const {
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, 256), [&](int sb) {
       const float a = khat_entry(sb, 2u), b = khat_entry(sb, 3u);  // k̂(+1), k̂(+1.5)
       bool exact = true;
