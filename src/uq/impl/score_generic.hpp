@@ -17,7 +17,8 @@
 // batch 32, 128k on the H200; this kernel 410 us). Here an element costs one table load and a
 // shift, a mask and an add; the queries of a dim are one broadcast load shared by the lane's
 // kTogether tokens; the page bytes are read once, by the lanes that use them; teams fill the
-// device once (choose_generic_score_span). What limits it now: the table loads. The 32 lanes
+// device once (choose_generic_score_span); on a device the dim loop runs as 8 / kGroupsPerStep
+// steps, so the body fits the instruction cache. What limits it now: the table loads. The 32 lanes
 // of a warp read 32 tokens' rows of k̂ (random scale bytes), about 3 bank conflicts a load,
 // and the shared-memory pipe is ~80 % busy. Removing the conflicts (kFactored below: bank
 // conflicts 39.9 M -> 2.6 M at 4 rows x 1 head) gained only 3 % there: with 4 warps per
@@ -46,8 +47,10 @@
 // in device code; host compilers choose for themselves.
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define UQ_SCORE_UNROLL _Pragma("unroll")
+#define UQ_SCORE_STEP_LOOP _Pragma("unroll 1")
 #else
 #define UQ_SCORE_UNROLL
+#define UQ_SCORE_STEP_LOOP
 #endif
 
 namespace uq {
@@ -186,6 +189,13 @@ struct ScoreGeneric {
   // costs NVCC ~25 s more to compile, so only the one-column instance has it.
   static constexpr bool kFactored = Cols == 1;
   static constexpr int kWordsPerToken = nvfp4::kCodeBytesPerToken / 4;  // 16
+  // Scale groups per step of the rolled dim loop (a device runs the steps as a loop, each step
+  // unrolled). Fully unrolled, the body at 4 columns is thousands of instructions and the warps
+  // stalled on instruction fetch (ncu `no_instruction` 2.7 per issue): one group a step took
+  // 4 x 1 from 411 to 349 us on the H200, 8 x 4 best at 4 groups (docs/PERF.md §2). A host
+  // compiler does better with the plain unrolled form (1 x 1 on Serial 30 % slower rolled).
+  static constexpr int kGroupsPerStep = kHost ? nvfp4::kGroups : (Cols <= 8 ? 1 : 4);
+  static constexpr int kWordsPerStep = kGroupsPerStep * nvfp4::kGroup / 8;
   static_assert(kTokensPerLane % kTogether == 0, "");
 
   QView q;
@@ -330,48 +340,63 @@ struct ScoreGeneric {
         UQ_SCORE_UNROLL
         for (int c = 0; c < Cols; ++c) acc[j][c] = 0.0f;
       const char* weights = reinterpret_cast<const char*>(s.weight);
-      UQ_SCORE_UNROLL
-      for (int g = 0; g < nvfp4::kGroups; ++g) {
-        std::uint32_t scale[kTogether];
-        ScoreFloat2 ab[kTogether] = {};
-        bool factored = true;
+      UQ_SCORE_STEP_LOOP
+      for (int step = 0; step < nvfp4::kGroups / kGroupsPerStep; ++step) {
+        const float* qstep = qbase + step * kGroupsPerStep * nvfp4::kGroup * Cols;  // d below counts from the step's first dim
         UQ_SCORE_UNROLL
-        for (int j = 0; j < kTogether; ++j) {
-          scale[j] = (sc[j][g / 4] >> (8 * (g % 4))) & 0xffu;
-          if (kFactored) {
-            ab[j] = s.pair[scale[j]];
-            factored = factored && ab[j].v[0] == ab[j].v[0];  // not NaN: the factors apply
+        for (int g = 0; g < kGroupsPerStep; ++g) {
+          std::uint32_t scale[kTogether];
+          ScoreFloat2 ab[kTogether] = {};
+          bool factored = true;
+          UQ_SCORE_UNROLL
+          for (int j = 0; j < kTogether; ++j) {
+            scale[j] = (sc[j][g / 4] >> (8 * (g % 4))) & 0xffu;
+            if (kFactored) {
+              ab[j] = s.pair[scale[j]];
+              factored = factored && ab[j].v[0] == ab[j].v[0];  // not NaN: the factors apply
+            }
+          }
+          if (kFactored && factored) {
+            // k̂ = A * weight_a + B * weight_b, the weights read by code from a 16-entry table:
+            // lanes reading the same code read the same word, so the loads never conflict.
+            UQ_SCORE_UNROLL
+            for (int e = 0; e < nvfp4::kGroup; ++e) {
+              const int d = nvfp4::kGroup * g + e;
+              float k[kTogether];
+              UQ_SCORE_UNROLL
+              for (int j = 0; j < kTogether; ++j) {
+                const ScoreFloat2 wt = *reinterpret_cast<const ScoreFloat2*>(weights + code_offset<3>(w[j][d / 8], d % 8));
+                k[j] = ab[j].v[0] * wt.v[0] + ab[j].v[1] * wt.v[1];
+              }
+              fma_dim(qstep + d * Cols, k, acc);
+            }
+          } else {
+            // k̂ from the group's row of the table, by code, addressed in bytes: an element is a
+            // shift, a mask and an add (the code nibble lands pre-scaled by 4). The 32 lanes
+            // read 32 random rows: about 3 bank conflicts a load.
+            const char* row[kTogether];
+            UQ_SCORE_UNROLL
+            for (int j = 0; j < kTogether; ++j) row[j] = reinterpret_cast<const char*>(s.khat + kCodes * scale[j]);
+            UQ_SCORE_UNROLL
+            for (int e = 0; e < nvfp4::kGroup; ++e) {
+              const int d = nvfp4::kGroup * g + e;
+              float k[kTogether];
+              UQ_SCORE_UNROLL
+              for (int j = 0; j < kTogether; ++j)
+                k[j] = *reinterpret_cast<const float*>(row[j] + code_offset<2>(w[j][d / 8], d % 8));
+              fma_dim(qstep + d * Cols, k, acc);
+            }
           }
         }
-        if (kFactored && factored) {
-          // k̂ = A * weight_a + B * weight_b, the weights read by code from a 16-entry table:
-          // lanes reading the same code read the same word, so the loads never conflict.
+        // The next step's code words and scale bytes to the front (register moves).
+        UQ_SCORE_UNROLL
+        for (int j = 0; j < kTogether; ++j) {
           UQ_SCORE_UNROLL
-          for (int e = 0; e < nvfp4::kGroup; ++e) {
-            const int d = nvfp4::kGroup * g + e;
-            float k[kTogether];
-            UQ_SCORE_UNROLL
-            for (int j = 0; j < kTogether; ++j) {
-              const ScoreFloat2 wt = *reinterpret_cast<const ScoreFloat2*>(weights + code_offset<3>(w[j][d / 8], d % 8));
-              k[j] = ab[j].v[0] * wt.v[0] + ab[j].v[1] * wt.v[1];
-            }
-            fma_dim(qbase + d * Cols, k, acc);
-          }
-        } else {
-          // k̂ from the group's row of the table, by code, addressed in bytes: an element is a
-          // shift, a mask and an add (the code nibble lands pre-scaled by 4). The 32 lanes
-          // read 32 random rows: about 3 bank conflicts a load.
-          const char* row[kTogether];
-          UQ_SCORE_UNROLL
-          for (int j = 0; j < kTogether; ++j) row[j] = reinterpret_cast<const char*>(s.khat + kCodes * scale[j]);
-          UQ_SCORE_UNROLL
-          for (int e = 0; e < nvfp4::kGroup; ++e) {
-            const int d = nvfp4::kGroup * g + e;
-            float k[kTogether];
-            UQ_SCORE_UNROLL
-            for (int j = 0; j < kTogether; ++j)
-              k[j] = *reinterpret_cast<const float*>(row[j] + code_offset<2>(w[j][d / 8], d % 8));
-            fma_dim(qbase + d * Cols, k, acc);
+          for (int k = 0; k + kWordsPerStep < kWordsPerToken; ++k) w[j][k] = w[j][k + kWordsPerStep];
+          if constexpr (kGroupsPerStep < nvfp4::kGroups) {
+            const std::uint64_t both = (static_cast<std::uint64_t>(sc[j][1]) << 32 | sc[j][0]) >> (8 * kGroupsPerStep);
+            sc[j][0] = static_cast<std::uint32_t>(both);
+            sc[j][1] = static_cast<std::uint32_t>(both >> 32);
           }
         }
       }
@@ -482,3 +507,4 @@ struct ScoreGeneric {
 }  // namespace uq
 
 #undef UQ_SCORE_UNROLL
+#undef UQ_SCORE_STEP_LOOP
