@@ -14,15 +14,15 @@
 // scratch between two team barriers, ran 64 threads on it, decoded each element through two
 // dependent table loads (magnitude byte, then its value) and re-read the queries per token:
 // scratch traffic and barriers, not arithmetic, set its speed (743 us at 4 rows x 1 head,
-// batch 32, 128k on the H200; this kernel 410 us). Here an element costs one table load and a
-// shift, a mask and an add; the queries of a dim are one broadcast load shared by the lane's
-// kTogether tokens; the page bytes are read once, by the lanes that use them; teams fill the
-// device once (choose_generic_score_span); on a device the dim loop runs as 8 / kGroupsPerStep
-// steps, so the body fits the instruction cache. What limits it now: the table loads. The 32 lanes
-// of a warp read 32 tokens' rows of k̂ (random scale bytes), about 3 bank conflicts a load,
-// and the shared-memory pipe is ~80 % busy. Removing the conflicts (kFactored below: bank
-// conflicts 39.9 M -> 2.6 M at 4 rows x 1 head) gained only 3 % there: with 4 warps per
-// scheduler (128 registers) the kernel is latency-bound (7.5 cycles per issued instruction).
+// batch 32, 128k on the H200; this kernel 410 us, now 333 us). Here an element costs one table
+// load and one to two integer operations (NibbleOffsets); the queries of a dim are one broadcast
+// load shared by the lane's kTogether tokens; the page bytes are read once, by the lanes that
+// use them; teams fill the device once (choose_generic_score_span); on a device the dim loop
+// runs as 8 / kGroupsPerStep steps, so the body fits the instruction cache. What limits it now
+// (ncu, 4 rows x 1 head): shared-memory latency and 4 warps per scheduler (128 registers);
+// issue slots ~60 % busy. The k̂-table rows that 32 lanes read are random (their scale bytes):
+// about 3 bank conflicts a load, so up to 4 columns a device takes k̂ from two factors
+// (kFactored: conflicts 40 M -> 2.7 M) at the price of two FP operations an element.
 //
 // Numerics: k̂ = e4m3(E2M1 x scale) through the format's table; q * k̂ is exact in fp32
 // (4 + 4 significant bits); the 128 products of a token are summed in fp32, in dim order.
@@ -184,10 +184,10 @@ struct ScoreGeneric {
   static constexpr int kCodes = 16;                        // code nibbles per scale byte
   // k̂ from nvfp4.hpp's two factors where they hold (two FP operations an element, weights read
   // by code: no bank conflicts) or from the table row of the scale byte (one load, ~3 bank
-  // conflicts). On the H200 the first is 9-18 % faster with one column (batch 8, 64), within
-  // 3 % with 4 and 5 % slower with 32 (docs/PERF.md §2); each instance that has both paths
-  // costs NVCC ~25 s more to compile, so only the one-column instance has it.
-  static constexpr bool kFactored = Cols == 1;
+  // conflicts). On the H200 the first is 9-18 % faster with one column (batch 8, 64), ~4 % with
+  // 4 (rolled steps, 2026-12-03) and 5 % slower with 32 (docs/PERF.md §2); on the host (GCC 12)
+  // it is 1.4-1.6x slower with 2 and 4 columns, so the host takes it with one column only.
+  static constexpr bool kFactored = kHost ? Cols == 1 : Cols <= 4;
   static constexpr int kWordsPerToken = nvfp4::kCodeBytesPerToken / 4;  // 16
   // Scale groups per step of the rolled dim loop (a device runs the steps as a loop, each step
   // unrolled). Fully unrolled, the body at 4 columns is thousands of instructions and the warps
@@ -196,6 +196,8 @@ struct ScoreGeneric {
   // compiler does better with the plain unrolled form (1 x 1 on Serial 30 % slower rolled).
   static constexpr int kGroupsPerStep = kHost ? nvfp4::kGroups : (Cols <= 8 ? 1 : 4);
   static constexpr int kWordsPerStep = kGroupsPerStep * nvfp4::kGroup / 8;
+  static constexpr int kSteps = nvfp4::kGroups / kGroupsPerStep;
+  static_assert(kSteps == 1 || kSteps == 2 || kSteps == 4 || kSteps == 8, "the word moves below handle up to 8 steps");
   static_assert(kTokensPerLane % kTogether == 0, "");
 
   QView q;
@@ -265,13 +267,62 @@ struct ScoreGeneric {
     });
   }
 
-  // Byte offset (code << Shift: 4 x or 8 x the code) of code nibble e (0..7, a constant once
-  // unrolled) of a code word.
-  template <int Shift>
-  KOKKOS_INLINE_FUNCTION static std::uint32_t code_offset(std::uint32_t word, int e) {
-    constexpr std::uint32_t mask = 0xfu << Shift;
-    return 4 * e < Shift ? (word << (Shift - 4 * e)) & mask : (word >> (4 * e - Shift)) & mask;
+  // high (low byte 0) with byte `b` (0..3, a constant once unrolled) of `bytes` as its low byte:
+  // one byte permute on a CUDA device.
+  KOKKOS_INLINE_FUNCTION static std::uint32_t with_low_byte(std::uint32_t high, std::uint32_t bytes, int b) {
+#if defined(__CUDA_ARCH__)
+    return __byte_perm(bytes, high, 0x7650u | static_cast<unsigned>(b));
+#else
+    return high | ((bytes >> (8 * b)) & 0xffu);
+#endif
   }
+
+  // Byte offsets (code << Shift) + row of the 8 code nibbles of one code word, for table
+  // reads; row is a multiple of 16 << Shift. Two forms of the same numbers, chosen by what
+  // each compiler made fastest (docs/PERF.md §2, 2026-12-03 15:48-16:48 UTC):
+  //  - ByteSelect: the offsets' low bytes made four at a time (one shift and one masked merge
+  //    for the even nibbles, the same for the odd ones), then each element one byte select
+  //    (a PRMT) into the row's high bits, where NVCC spent a shift, a mask and an add: on the
+  //    H200 the k̂-table reads at 32 columns are ~3 % faster so. Instances with the factored
+  //    path keep the plain form for both of their tables: byte selects there made B64 1 x 1
+  //    3 % slower (the weights') and 4 x 1 3 % slower (the table fallback's, through NVCC's
+  //    scheduling of the instance).
+  //  - plain: a shift and a mask an element. GCC 12 (-O3 -march=native) makes code of very
+  //    different speed from its two spellings: nibble-then-scale is 2.7x faster with one
+  //    token at a time (32 columns), 1.5-3.8x slower with 2 or 4; the byte-select form was
+  //    1.4-2.1x slower on the host.
+  template <int Shift, bool ByteSelect>
+  struct NibbleOffsets {
+    static_assert(Shift >= 2 && Shift <= 4, "an offset's low byte holds code << Shift and the row's bits above it");
+    std::uint32_t a, b, high;  // ByteSelect: even, odd low bytes and row's high bits; plain: word, -, row
+    NibbleOffsets() = default;
+    KOKKOS_INLINE_FUNCTION NibbleOffsets(std::uint32_t word, std::uint32_t row) {
+      if constexpr (ByteSelect) {
+        constexpr std::uint32_t mask = 0x0f0f0f0fu << Shift;
+        const std::uint32_t low = (row & 0xffu) * 0x01010101u;
+        a = ((word << Shift) & mask) | low;
+        b = ((word >> (4 - Shift)) & mask) | low;
+        high = row & ~0xffu;
+      } else {
+        a = word;
+        b = 0;
+        high = row;
+      }
+    }
+    // Offset of nibble e (0..7, a constant once unrolled).
+    KOKKOS_INLINE_FUNCTION std::uint32_t operator()(int e) const {
+      if constexpr (ByteSelect) {
+        return with_low_byte(high, e % 2 ? b : a, e / 2);
+      } else if constexpr (kHost && kTogether == 1) {
+        return high + (((a >> (4 * e)) & 0xfu) << Shift);
+      } else {
+        constexpr std::uint32_t mask = 0xfu << Shift;
+        return high + (4 * e < Shift ? (a << (Shift - 4 * e)) & mask : (a >> (4 * e - Shift)) & mask);
+      }
+    }
+  };
+  using WeightOffsets = NibbleOffsets<3, false>;
+  using KhatOffsets = NibbleOffsets<2, !kHost && !kFactored>;
 
   // acc[j][c] += q[c] * k[j] for every column c of one dim's queries q (broadcast loads). On
   // a device the loads are kept wide: 16 bytes where Cols allows, and 8-byte integer loads at
@@ -311,13 +362,86 @@ struct ScoreGeneric {
     }
   }
 
+  // Words [Block, 2 Block) of every token to [0, Block) (register moves once unrolled).
+  template <int Block>
+  KOKKOS_INLINE_FUNCTION static void move_to_front(std::uint32_t (&w)[kTogether][kWordsPerToken]) {
+    UQ_SCORE_UNROLL
+    for (int j = 0; j < kTogether; ++j)
+      UQ_SCORE_UNROLL
+      for (int k = 0; k < Block; ++k) w[j][k] = w[j][k + Block];
+  }
+
+  // One step of the dim loop (kGroupsPerStep scale groups, from group step x kGroupsPerStep)
+  // for the lane's kTogether tokens: their code words for the step at w[j][0 ..), every
+  // token's 8 scale bytes in sc.
+  KOKKOS_INLINE_FUNCTION void score_step(const Scratch& s, int step, const std::uint32_t (&w)[kTogether][kWordsPerToken],
+                                         const std::uint32_t (&sc)[kTogether][2], float (&acc)[kTogether][Cols]) const {
+    // Scratch regions are 16-byte aligned (carve); saying so lets the compilers keep the
+    // query loads 16 bytes wide.
+    const float* qstep = static_cast<const float*>(__builtin_assume_aligned(s.q, 16)) +
+                         step * kGroupsPerStep * nvfp4::kGroup * Cols;  // d below counts from the step's first dim
+    const char* weights = reinterpret_cast<const char*>(s.weight);
+    UQ_SCORE_UNROLL
+    for (int g = 0; g < kGroupsPerStep; ++g) {
+      std::uint32_t scale[kTogether];
+      ScoreFloat2 ab[kTogether] = {};
+      bool factored = true;
+      const int group = step * kGroupsPerStep + g;  // of the token's 8 (a constant on a host)
+      UQ_SCORE_UNROLL
+      for (int j = 0; j < kTogether; ++j) {
+        scale[j] = ((group < 4 ? sc[j][0] : sc[j][1]) >> (8 * (group % 4))) & 0xffu;
+        if (kFactored) {
+          ab[j] = s.pair[scale[j]];
+          factored = factored && ab[j].v[0] == ab[j].v[0];  // not NaN: the factors apply
+        }
+      }
+      if (kFactored && factored) {
+        // k̂ = A * weight_a + B * weight_b, the weights read by code from a 16-entry table
+        // (8 bytes an entry): lanes reading the same code read the same word, so the loads
+        // never conflict.
+        UQ_SCORE_UNROLL
+        for (int half = 0; half < nvfp4::kGroup / 8; ++half) {
+          WeightOffsets at[kTogether];
+          UQ_SCORE_UNROLL
+          for (int j = 0; j < kTogether; ++j) at[j] = WeightOffsets(w[j][2 * g + half], 0u);
+          UQ_SCORE_UNROLL
+          for (int e = 0; e < 8; ++e) {
+            const int d = nvfp4::kGroup * g + 8 * half + e;
+            float k[kTogether];
+            UQ_SCORE_UNROLL
+            for (int j = 0; j < kTogether; ++j) {
+              const ScoreFloat2 wt = *reinterpret_cast<const ScoreFloat2*>(weights + at[j](e));
+              k[j] = ab[j].v[0] * wt.v[0] + ab[j].v[1] * wt.v[1];
+            }
+            fma_dim(qstep + d * Cols, k, acc);
+          }
+        }
+      } else {
+        // k̂ from the group's row of the table (64 bytes), by code, addressed in bytes. The
+        // 32 lanes read 32 random rows: about 3 bank conflicts a load.
+        const char* khat = reinterpret_cast<const char*>(s.khat);
+        UQ_SCORE_UNROLL
+        for (int half = 0; half < nvfp4::kGroup / 8; ++half) {
+          KhatOffsets at[kTogether];
+          UQ_SCORE_UNROLL
+          for (int j = 0; j < kTogether; ++j) at[j] = KhatOffsets(w[j][2 * g + half], 64u * scale[j]);
+          UQ_SCORE_UNROLL
+          for (int e = 0; e < 8; ++e) {
+            const int d = nvfp4::kGroup * g + 8 * half + e;
+            float k[kTogether];
+            UQ_SCORE_UNROLL
+            for (int j = 0; j < kTogether; ++j) k[j] = *reinterpret_cast<const float*>(khat + at[j](e));
+            fma_dim(qstep + d * Cols, k, acc);
+          }
+        }
+      }
+    }
+  }
+
   // Lane `lane`'s tokens of one page into m: per column, the maximum dot over the tokens
   // the column's row sees (only tokens below lim[c] when masked).
   KOKKOS_INLINE_FUNCTION void lane_max(const Scratch& s, const std::uint8_t* page, int lane, bool masked,
                                        const int* lim, ColumnMax<Cols>& m) const {
-    // Scratch regions are 16-byte aligned (carve); saying so lets the compilers keep the
-    // query loads 16 bytes wide.
-    const float* qbase = static_cast<const float*>(__builtin_assume_aligned(s.q, 16));
     for (int i0 = 0; i0 < kTokensPerLane; i0 += kTogether) {
       std::uint32_t w[kTogether][kWordsPerToken];  // code words: dims 8 x .. 8 x + 7, low nibble first
       std::uint32_t sc[kTogether][2];              // the 8 scale bytes
@@ -339,66 +463,26 @@ struct ScoreGeneric {
       for (int j = 0; j < kTogether; ++j)
         UQ_SCORE_UNROLL
         for (int c = 0; c < Cols; ++c) acc[j][c] = 0.0f;
-      const char* weights = reinterpret_cast<const char*>(s.weight);
+      // The steps as three nested loops of (at most) two rolled iterations each; after each
+      // iteration its level's next block of code words moves to the front. A step's words must
+      // sit in fixed registers (the loops are rolled), and this moves each word at most
+      // log2(kSteps) times (a shift by one step after every step moved 7 x 14 words a token at
+      // 8 steps; the same moves made conditional in one flat loop became selects run every
+      // step). A move after a level's last iteration copies words already used: harmless.
+      constexpr int kOuter = kSteps >= 8 ? 2 : 1, kMiddle = kSteps >= 4 ? 2 : 1, kInner = kSteps >= 2 ? 2 : 1;
+      static_assert(kOuter * kMiddle * kInner == kSteps, "");
       UQ_SCORE_STEP_LOOP
-      for (int step = 0; step < nvfp4::kGroups / kGroupsPerStep; ++step) {
-        const float* qstep = qbase + step * kGroupsPerStep * nvfp4::kGroup * Cols;  // d below counts from the step's first dim
-        UQ_SCORE_UNROLL
-        for (int g = 0; g < kGroupsPerStep; ++g) {
-          std::uint32_t scale[kTogether];
-          ScoreFloat2 ab[kTogether] = {};
-          bool factored = true;
-          UQ_SCORE_UNROLL
-          for (int j = 0; j < kTogether; ++j) {
-            scale[j] = (sc[j][g / 4] >> (8 * (g % 4))) & 0xffu;
-            if (kFactored) {
-              ab[j] = s.pair[scale[j]];
-              factored = factored && ab[j].v[0] == ab[j].v[0];  // not NaN: the factors apply
-            }
+      for (int outer = 0; outer < kOuter; ++outer) {
+        UQ_SCORE_STEP_LOOP
+        for (int middle = 0; middle < kMiddle; ++middle) {
+          UQ_SCORE_STEP_LOOP
+          for (int inner = 0; inner < kInner; ++inner) {
+            score_step(s, (outer * kMiddle + middle) * kInner + inner, w, sc, acc);
+            if constexpr (kInner == 2) move_to_front<kWordsPerStep>(w);
           }
-          if (kFactored && factored) {
-            // k̂ = A * weight_a + B * weight_b, the weights read by code from a 16-entry table:
-            // lanes reading the same code read the same word, so the loads never conflict.
-            UQ_SCORE_UNROLL
-            for (int e = 0; e < nvfp4::kGroup; ++e) {
-              const int d = nvfp4::kGroup * g + e;
-              float k[kTogether];
-              UQ_SCORE_UNROLL
-              for (int j = 0; j < kTogether; ++j) {
-                const ScoreFloat2 wt = *reinterpret_cast<const ScoreFloat2*>(weights + code_offset<3>(w[j][d / 8], d % 8));
-                k[j] = ab[j].v[0] * wt.v[0] + ab[j].v[1] * wt.v[1];
-              }
-              fma_dim(qstep + d * Cols, k, acc);
-            }
-          } else {
-            // k̂ from the group's row of the table, by code, addressed in bytes: an element is a
-            // shift, a mask and an add (the code nibble lands pre-scaled by 4). The 32 lanes
-            // read 32 random rows: about 3 bank conflicts a load.
-            const char* row[kTogether];
-            UQ_SCORE_UNROLL
-            for (int j = 0; j < kTogether; ++j) row[j] = reinterpret_cast<const char*>(s.khat + kCodes * scale[j]);
-            UQ_SCORE_UNROLL
-            for (int e = 0; e < nvfp4::kGroup; ++e) {
-              const int d = nvfp4::kGroup * g + e;
-              float k[kTogether];
-              UQ_SCORE_UNROLL
-              for (int j = 0; j < kTogether; ++j)
-                k[j] = *reinterpret_cast<const float*>(row[j] + code_offset<2>(w[j][d / 8], d % 8));
-              fma_dim(qstep + d * Cols, k, acc);
-            }
-          }
+          if constexpr (kMiddle == 2) move_to_front<2 * kWordsPerStep>(w);
         }
-        // The next step's code words and scale bytes to the front (register moves).
-        UQ_SCORE_UNROLL
-        for (int j = 0; j < kTogether; ++j) {
-          UQ_SCORE_UNROLL
-          for (int k = 0; k + kWordsPerStep < kWordsPerToken; ++k) w[j][k] = w[j][k + kWordsPerStep];
-          if constexpr (kGroupsPerStep < nvfp4::kGroups) {
-            const std::uint64_t both = (static_cast<std::uint64_t>(sc[j][1]) << 32 | sc[j][0]) >> (8 * kGroupsPerStep);
-            sc[j][0] = static_cast<std::uint32_t>(both);
-            sc[j][1] = static_cast<std::uint32_t>(both >> 32);
-          }
-        }
+        if constexpr (kOuter == 2) move_to_front<4 * kWordsPerStep>(w);
       }
       UQ_SCORE_UNROLL
       for (int j = 0; j < kTogether; ++j) {
