@@ -19,6 +19,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -153,6 +154,11 @@ void register_all(bool full) {
   shapes.push_back({host ? 4 : 32, ctx, 4, 1});
   shapes.push_back({host ? 4 : 32, ctx, 8, 4});
   for (int b : host ? std::vector<int>{1} : std::vector<int>{1, 8, 64}) shapes.push_back({b, ctx, 1, 1});
+  // On a host also 2, 8 and 16 columns: the host compiler's code differs by column count far
+  // more than a GPU's (docs/PERF.md §2, 2026-12-03), so each instance is measured.
+  if (host) {
+    for (const auto& ql_h : {std::pair<int, int>{2, 1}, {2, 4}, {4, 4}}) shapes.push_back({4, ctx, ql_h.first, ql_h.second});
+  }
   // Where a tuned scorer runs, the generic path on the same shapes too (score_generic/...).
   const bool native = uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_paths()) !=
                       uq::Path::Generic;
