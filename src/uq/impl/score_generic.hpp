@@ -197,7 +197,6 @@ struct ScoreGeneric {
   static constexpr int kGroupsPerStep = kHost ? nvfp4::kGroups : (Cols <= 8 ? 1 : 4);
   static constexpr int kWordsPerStep = kGroupsPerStep * nvfp4::kGroup / 8;
   static constexpr int kSteps = nvfp4::kGroups / kGroupsPerStep;
-  static_assert(kSteps == 1 || kSteps == 2 || kSteps == 4 || kSteps == 8, "the word moves below handle up to 8 steps");
   static_assert(kTokensPerLane % kTogether == 0, "");
 
   QView q;
@@ -470,7 +469,7 @@ struct ScoreGeneric {
       // 8 steps; the same moves made conditional in one flat loop became selects run every
       // step). A move after a level's last iteration copies words already used: harmless.
       constexpr int kOuter = kSteps >= 8 ? 2 : 1, kMiddle = kSteps >= 4 ? 2 : 1, kInner = kSteps >= 2 ? 2 : 1;
-      static_assert(kOuter * kMiddle * kInner == kSteps, "");
+      static_assert(kOuter * kMiddle * kInner == kSteps, "the nested loops take 1, 2, 4 or 8 steps");
       UQ_SCORE_STEP_LOOP
       for (int outer = 0; outer < kOuter; ++outer) {
         UQ_SCORE_STEP_LOOP
