@@ -211,7 +211,8 @@ struct ScoreGeneric {
 
   // Scratch regions, each a multiple of 16 bytes.
   static constexpr int kQBytes = kD * Cols * int(sizeof(float));
-  static constexpr int kKhatBytes = 256 * kCodes * int(sizeof(float));
+  static constexpr int kKhatRowBytes = kCodes * int(sizeof(float));  // one scale byte's 16 k̂
+  static constexpr int kKhatBytes = 256 * kKhatRowBytes;
   static constexpr int kPairBytes = kFactored ? 256 * int(sizeof(ScoreFloat2)) : 0;       // only where used
   static constexpr int kWeightBytes = kFactored ? kCodes * int(sizeof(ScoreFloat2)) : 0;
   static constexpr int kScratchBytes = kQBytes + kKhatBytes + kPairBytes + kWeightBytes + 16;
@@ -322,6 +323,7 @@ struct ScoreGeneric {
   };
   using WeightOffsets = NibbleOffsets<3, false>;
   using KhatOffsets = NibbleOffsets<2, !kHost && !kFactored>;
+  static_assert(kKhatRowBytes % (16 << 2) == 0, "k̂ rows are what KhatOffsets' row may be");
 
   // acc[j][c] += q[c] * k[j] for every column c of one dim's queries q (broadcast loads). On
   // a device the loads are kept wide: 16 bytes where Cols allows, and 8-byte integer loads at
@@ -416,14 +418,14 @@ struct ScoreGeneric {
           }
         }
       } else {
-        // k̂ from the group's row of the table (64 bytes), by code, addressed in bytes. The
+        // k̂ from the group's row of the table (kKhatRowBytes), by code, addressed in bytes. The
         // 32 lanes read 32 random rows: about 3 bank conflicts a load.
         const char* khat = reinterpret_cast<const char*>(s.khat);
         UQ_SCORE_UNROLL
         for (int half = 0; half < nvfp4::kGroup / 8; ++half) {
           KhatOffsets at[kTogether];
           UQ_SCORE_UNROLL
-          for (int j = 0; j < kTogether; ++j) at[j] = KhatOffsets(w[j][2 * g + half], 64u * scale[j]);
+          for (int j = 0; j < kTogether; ++j) at[j] = KhatOffsets(w[j][2 * g + half], kKhatRowBytes * scale[j]);
           UQ_SCORE_UNROLL
           for (int e = 0; e < 8; ++e) {
             const int d = nvfp4::kGroup * g + 8 * half + e;
