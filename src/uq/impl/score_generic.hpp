@@ -267,63 +267,30 @@ struct ScoreGeneric {
     });
   }
 
-  // high (low byte 0) with byte `b` (0..3, a constant once unrolled) of `bytes` as its low byte:
-  // one byte permute on a CUDA device.
-  KOKKOS_INLINE_FUNCTION static std::uint32_t with_low_byte(std::uint32_t high, std::uint32_t bytes, int b) {
-#if defined(__CUDA_ARCH__)
-    return __byte_perm(bytes, high, 0x7650u | static_cast<unsigned>(b));
-#else
-    return high | ((bytes >> (8 * b)) & 0xffu);
-#endif
-  }
-
-  // Byte offsets (code << Shift) + row of the 8 code nibbles of one code word, for table
-  // reads; row is a multiple of 16 << Shift. Two forms of the same numbers, chosen by what
-  // each compiler made fastest (docs/PERF.md §2, 2026-12-03 15:48-16:48 UTC):
-  //  - ByteSelect: the offsets' low bytes made four at a time (one shift and one masked merge
-  //    for the even nibbles, the same for the odd ones), then each element one byte select
-  //    (a PRMT) into the row's high bits, where NVCC spent a shift, a mask and an add: on the
-  //    H200 the k̂-table reads at 32 columns are ~3 % faster so. Instances with the factored
-  //    path keep the plain form for both of their tables: byte selects there made B64 1 x 1
-  //    3 % slower (the weights') and 4 x 1 3 % slower (the table fallback's, through NVCC's
-  //    scheduling of the instance).
-  //  - plain: a shift and a mask an element. GCC 12 (-O3 -march=native) makes code of very
-  //    different speed from its two spellings: nibble-then-scale is 2.7x faster with one
-  //    token at a time (32 columns), 1.5-3.8x slower with 2 or 4; the byte-select form was
-  //    1.4-2.1x slower on the host.
-  template <int Shift, bool ByteSelect>
+  // Byte offsets row + (code << Shift) of the 8 code nibbles of one code word, for table
+  // reads: a shift and a mask an element. GCC 12 (-O3 -march=native) makes code of very
+  // different speed from two spellings of it: nibble-then-scale is 2.7x faster with one token
+  // at a time (32 columns), 1.5-3.8x slower with 2 or 4 (docs/PERF.md §2, 2026-12-03
+  // 15:48-16:48 UTC). Portable on purpose: a CUDA byte-permute form was ~3 % faster at 32
+  // columns on the H200 and is not generic code (docs/PERF.md §2, 2026-12-03 19:27 UTC).
+  template <int Shift>
   struct NibbleOffsets {
-    static_assert(Shift >= 2 && Shift <= 4, "an offset's low byte holds code << Shift and the row's bits above it");
-    std::uint32_t a, b, high;  // ByteSelect: even, odd low bytes and row's high bits; plain: word, -, row
+    static_assert(Shift >= 2 && Shift <= 4, "an offset holds code << Shift and the row's bits above it");
+    std::uint32_t word, row;
     NibbleOffsets() = default;
-    KOKKOS_INLINE_FUNCTION NibbleOffsets(std::uint32_t word, std::uint32_t row) {
-      if constexpr (ByteSelect) {
-        constexpr std::uint32_t mask = 0x0f0f0f0fu << Shift;
-        const std::uint32_t low = (row & 0xffu) * 0x01010101u;
-        a = ((word << Shift) & mask) | low;
-        b = ((word >> (4 - Shift)) & mask) | low;
-        high = row & ~0xffu;
-      } else {
-        a = word;
-        b = 0;
-        high = row;
-      }
-    }
+    KOKKOS_INLINE_FUNCTION NibbleOffsets(std::uint32_t w, std::uint32_t r) : word(w), row(r) {}
     // Offset of nibble e (0..7, a constant once unrolled).
     KOKKOS_INLINE_FUNCTION std::uint32_t operator()(int e) const {
-      if constexpr (ByteSelect) {
-        return with_low_byte(high, e % 2 ? b : a, e / 2);
-      } else if constexpr (kHost && kTogether == 1) {
-        return high + (((a >> (4 * e)) & 0xfu) << Shift);
+      if constexpr (kHost && kTogether == 1) {
+        return row + (((word >> (4 * e)) & 0xfu) << Shift);
       } else {
         constexpr std::uint32_t mask = 0xfu << Shift;
-        return high + (4 * e < Shift ? (a << (Shift - 4 * e)) & mask : (a >> (4 * e - Shift)) & mask);
+        return row + (4 * e < Shift ? (word << (Shift - 4 * e)) & mask : (word >> (4 * e - Shift)) & mask);
       }
     }
   };
-  using WeightOffsets = NibbleOffsets<3, false>;
-  using KhatOffsets = NibbleOffsets<2, !kHost && !kFactored>;
-  static_assert(kKhatRowBytes % (16 << 2) == 0, "k̂ rows are what KhatOffsets' row may be");
+  using WeightOffsets = NibbleOffsets<3>;
+  using KhatOffsets = NibbleOffsets<2>;
 
   // acc[j][c] += q[c] * k[j] for every column c of one dim's queries q (broadcast loads). On
   // a device the loads are kept wide: 16 bytes where Cols allows, and 8-byte integer loads at
