@@ -272,7 +272,7 @@ struct ScoreGeneric {
   // different speed from two spellings of it: nibble-then-scale is 2.7x faster with one token
   // at a time (32 columns), 1.5-3.8x slower with 2 or 4 (docs/PERF.md §2, 2026-12-03
   // 15:48-16:48 UTC). Portable on purpose: a CUDA byte-permute form was ~3 % faster at 32
-  // columns on the H200 and is not generic code (docs/PERF.md §2, 2026-12-03 19:27 UTC).
+  // columns on the H200 and is not generic code (docs/PERF.md §2, 2026-12-03 19:21-19:50 UTC).
   template <int Shift>
   struct NibbleOffsets {
     static_assert(Shift >= 2 && Shift <= 4, "an offset holds code << Shift and the row's bits above it");
