@@ -275,7 +275,7 @@ struct ScoreGeneric {
   // columns on the H200 and is not generic code (docs/PERF.md §2, 2026-12-03 19:21-19:50 UTC).
   template <int Shift>
   struct NibbleOffsets {
-    static_assert(Shift >= 2 && Shift <= 4, "an offset holds code << Shift and the row's bits above it");
+    static_assert(Shift >= 2 && Shift <= 4, "the tables read so have entries of 4, 8 or 16 bytes");
     std::uint32_t word, row;
     NibbleOffsets() = default;
     KOKKOS_INLINE_FUNCTION NibbleOffsets(std::uint32_t w, std::uint32_t r) : word(w), row(r) {}
