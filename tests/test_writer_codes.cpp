@@ -1,16 +1,18 @@
-// The writers' code functions (uq/impl/writer_codes.hpp: the multiply-add search of
-// the GPUs, the integer count of the hosts) against the definitional comparisons of the spec (ultraquant::fp4_code_ties_down,
+// The writers' code functions (uq/impl/writer_codes.hpp: the multiply-add search and the
+// code table of the GPUs, the integer count of the hosts) against the definitional comparisons of the spec (ultraquant::fp4_code_ties_down,
 // nvfp4::e2m1_code_nearest_even): every float within 2^15 ulps of each threshold and of
 // zero, both signs, plus random and extreme values; the fused-multiply-add quotient
 // of the index writer against IEEE division for every E4M3 scale; and its branch-free
 // group scale against the spec's.
 #include "support/test_util.hpp"
+#include "uq/impl/math.hpp"
 #include "uq/impl/writer_codes.hpp"
 #include "uq/nvfp4.hpp"
 #include "uq/ultraquant.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -53,6 +55,68 @@ TEST(WriterCodes, UltraQuantSearchMatchesMidpointCount) {
   for (int i = 0; i < 1 << 20; ++i) check(uni(rng));
   for (float y2 : {18.5f, 1e10f, 3.4e38f, 1e-30f, std::numeric_limits<float>::denorm_min()}) check(y2), check(-y2);
   EXPECT_EQ(wrong, 0) << "of " << checked;
+}
+
+// The GPU writer's table form: z = 2 y2 (exact here: y2 * 2 for every normal y2; the
+// subnormals and the random values too), c = ceil(z) looked up in the 128-byte table.
+// Checked on every float within 2^15 ulps of each midpoint and of zero (both signs),
+// random values over the whole range |y2| <= 18.2 the scale rule allows (and a margin),
+// and the saturated ends.
+TEST(WriterCodes, UltraQuantTableMatchesMidpointCount) {
+  std::uint8_t table[uq::impl::codes::kCodeTable];
+  for (int s = 0; s < uq::impl::codes::kCodeTable; ++s) table[s] = uq::impl::codes::uq_code_table_entry(s);
+  long checked = 0, wrong = 0;
+  auto check = [&](float y2) {
+    ++checked;
+    const unsigned want = uq::ultraquant::fp4_code_ties_down(y2 * 0.5f);
+    const unsigned got = uq::impl::codes::uq_code_from_table(table, y2 * 2.0f);
+    if (got != want && ++wrong <= 10)
+      ADD_FAILURE() << "y2 = " << y2 << " (bits 0x" << std::hex << float_bits(y2) << std::dec << "): table " << got
+                    << ", spec " << want;
+  };
+  for (float t : {0.5f, 1.5f, 2.5f, 3.5f, 5.0f, 7.0f, 10.0f}) around(t, kRadius, check);
+  for (std::uint32_t u = 0; u <= kRadius; ++u) check(bits_float(u)), check(bits_float(u | 0x80000000u));
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uni(-31.5f, 31.5f);  // |c| <= 63: every slot's own c
+  for (int i = 0; i < 1 << 20; ++i) check(uni(rng));
+  for (float y2 : {18.2f, 20.0f, 31.5f, 1e-30f, std::numeric_limits<float>::denorm_min()}) check(y2), check(-y2);
+  EXPECT_EQ(wrong, 0) << "of " << checked;
+  // The bound that keeps c in the table's range (writer_codes.hpp): |y| = |x| / 2^e <= A / 2^e
+  // for a group's absmax A, over every mantissa of a normal binade (the rule is scale
+  // invariant there) and of the subnormal-s range.
+  double worst = 0.0;
+  for (std::uint32_t m = 0; m < (1u << 23); ++m)
+    for (std::uint32_t expfield : {100u, 1u}) {  // A ~ 2^-27, and A ~ 2^-126 (s subnormal)
+      const float A = bits_float((expfield << 23) | m);
+      const std::uint8_t b = uq::impl::codes::uq_scale_byte(A);
+      if (b != 0) worst = std::max(worst, std::ldexp(static_cast<double>(A), 127 - b));
+    }
+  EXPECT_LE(4.0 * worst, 63.0) << "max |y| " << worst;
+  EXPECT_LT(worst, 9.07) << "the comment's bound";
+}
+
+// The writer's item -> (token, head) split: DivideBy against integer division, for small,
+// power-of-two, awkward and the largest divisors, at the ends of the range and at random.
+TEST(WriterCodes, MultiplyShiftDivisionIsExact) {
+  std::mt19937 rng(6);
+  std::uniform_int_distribution<int> any(0, std::numeric_limits<int>::max());
+  long wrong = 0;
+  for (int d : {1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 255, 1000, 65535, 65537, (1 << 30) - 1, 1 << 30, (1 << 30) + 1,
+                std::numeric_limits<int>::max()}) {
+    const uq::impl::DivideBy div(d);
+    auto check = [&](int n) {
+      if (div(n) != n / d && ++wrong <= 10) ADD_FAILURE() << n << " / " << d << ": " << div(n) << ", want " << n / d;
+    };
+    const int max = std::numeric_limits<int>::max();
+    for (int n : {0, 1, d - 1, d, max - 1, max}) check(n);
+    for (int k : {1, 2, 3, 1000}) {
+      const long long m = static_cast<long long>(k) * d;
+      if (m <= max) check(static_cast<int>(m - 1)), check(static_cast<int>(m));
+      if (m < max) check(static_cast<int>(m + 1));
+    }
+    for (int i = 0; i < 1 << 16; ++i) check(any(rng));
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 TEST(WriterCodes, Nvfp4SearchMatchesNearestEven) {
@@ -183,14 +247,19 @@ TEST(WriterCodes, BranchFreeIndexScaleMatchesTheSpec) {
 
 // A free function: a device lambda may not live in a test body (a private member).
 template <class F, class U>
-void run_kernel_forms(const F& dy, const F& dqx, const F& dqs, const U& uq_codes, const U& nv_codes, const F& quot,
-                      const F& dA, const U& scales) {
+void run_kernel_forms(const F& dy, const F& dqx, const F& dqs, const U& uq_codes, const U& uq_table_codes,
+                      const U& nv_codes, const F& quot, const F& dA, const U& scales) {
+  uqtest::DeviceView<std::uint8_t*> table("table", uq::impl::codes::kCodeTable);
+  Kokkos::parallel_for(
+      "test::table", Kokkos::RangePolicy<uqtest::Exec>(0, uq::impl::codes::kCodeTable),
+      KOKKOS_LAMBDA(const int s) { table(s) = uq::impl::codes::uq_code_table_entry(s); });
   Kokkos::parallel_for(
       "test::scales", Kokkos::RangePolicy<uqtest::Exec>(0, static_cast<int>(dA.extent(0))),
       KOKKOS_LAMBDA(const int i) { scales(i) = uq::impl::codes::nv_scale_byte(dA(i)); });
   Kokkos::parallel_for(
       "test::codes", Kokkos::RangePolicy<uqtest::Exec>(0, static_cast<int>(dy.extent(0))), KOKKOS_LAMBDA(const int i) {
         uq_codes(i) = uq::impl::codes::uq_code_of_twice_y(dy(i));
+        uq_table_codes(i) = uq::impl::codes::uq_code_from_table(table.data(), dy(i) * 2.0f);
         nv_codes(i) = uq::impl::codes::nv_code(dy(i));
       });
   Kokkos::parallel_for(
@@ -199,8 +268,9 @@ void run_kernel_forms(const F& dy, const F& dqx, const F& dqs, const U& uq_codes
 }
 
 // The functions as the writers' kernels compile them for this build's execution space
-// (on a GPU: the multiply-add search with saturation and the fused-multiply-add
-// quotient; on a host: the counts and the division), on the same inputs.
+// (on a GPU: the multiply-add search with saturation, the code table of the 16-lane
+// writer and the fused-multiply-add quotient; on a host: the counts, the table and the
+// division), on the same inputs.
 TEST(WriterCodes, KernelFormsMatchTheSpec) {
   std::vector<float> ys;
   auto add = [&](float y) { ys.push_back(y); };
@@ -220,23 +290,23 @@ TEST(WriterCodes, KernelFormsMatchTheSpec) {
   auto dy = uqtest::to_device(ys, "y", n);
   auto dqx = uqtest::to_device(qx, "qx", nq);
   auto dqs = uqtest::to_device(qs, "qs", nq);
-  uqtest::DeviceView<unsigned*> uq_codes("uq", n), nv_codes("nv", n);
+  uqtest::DeviceView<unsigned*> uq_codes("uq", n), uq_table_codes("uq_table", n), nv_codes("nv", n);
   uqtest::DeviceView<float*> quot("quot", nq);
   const std::vector<float> As = index_scale_boundaries();
   const int na = static_cast<int>(As.size());
   auto dA = uqtest::to_device(As, "A", na);
   uqtest::DeviceView<unsigned*> scales("scales", na);
-  run_kernel_forms(dy, dqx, dqs, uq_codes, nv_codes, quot, dA, scales);
+  run_kernel_forms(dy, dqx, dqs, uq_codes, uq_table_codes, nv_codes, quot, dA, scales);
   const auto hs = uqtest::to_host(scales);
-  const auto hu = uqtest::to_host(uq_codes), hn = uqtest::to_host(nv_codes);
+  const auto hu = uqtest::to_host(uq_codes), ht = uqtest::to_host(uq_table_codes), hn = uqtest::to_host(nv_codes);
   const auto hq = uqtest::to_host(quot);
   long wrong = 0;
   for (int i = 0; i < n; ++i) {
     const unsigned want_uq = uq::ultraquant::fp4_code_ties_down(ys[i] * 0.5f);
     const unsigned want_nv = uq::nvfp4::e2m1_code_nearest_even(ys[i]);
-    if ((hu[i] != want_uq || hn[i] != want_nv) && ++wrong <= 10)
-      ADD_FAILURE() << "y = " << ys[i] << ": uq " << hu[i] << " (spec " << want_uq << "), nv " << hn[i] << " (spec "
-                    << want_nv << ")";
+    if ((hu[i] != want_uq || ht[i] != want_uq || hn[i] != want_nv) && ++wrong <= 10)
+      ADD_FAILURE() << "y = " << ys[i] << ": uq " << hu[i] << ", uq table " << ht[i] << " (spec " << want_uq
+                    << "), nv " << hn[i] << " (spec " << want_nv << ")";
   }
   for (int i = 0; i < nq; ++i)
     if (float_bits(hq[i]) != float_bits(qx[i] / qs[i]) && ++wrong <= 10)

@@ -14,16 +14,19 @@
 //      team scratch. V: the lane's partial maximum to scratch.
 //   2. K: lane c reads column c (elements c + 16 i), WHT stages 4-7 in registers (they
 //      pair i's 1, 2, 4, 8 apart), writes it back (the 1/16 is folded into the
-//      quantisation). V: the group's maximum from the partner lane's partial (lane ^ 1
-//      holds the other half of the group of 32), its scale byte, the lane's 16 codes
-//      stored as two 4-byte words, the even lane also the scale byte.
-//   3. K: the lane reads its row and its partner's, and quantises and stores as V did.
+//      quantisation) with the column's maximum of each group (a pair of i's). V: the
+//      group's maximum from the partner lane's partial (lane ^ 1 holds the other half of
+//      the group of 32), its scale byte, the lane's 16 codes stored as two 4-byte words,
+//      the even lane also the scale byte.
+//   3. K: the lane reads its row and its group's 16 column maxima, and quantises and
+//      stores as V did.
 // (A 32-lane layout with K and V on separate warps halved a lane's chain but added a
 // third to the instructions per item, and was slower on the H200 from T = 4096 on and
 // no faster below: docs/PERF.md §8.)
 // Each butterfly sees the spec's inputs in the spec's stage order, so the rotated values
-// are the spec's bits. The codes are the multiply-add search of writer_codes.hpp, with
-// the group's 2^(1-e) (and K's 1/16) folded into its multiply-adds where that is exact.
+// are the spec's bits. Each code is one multiply (z = 2 y2, the group's 2^(1-e) and K's
+// 1/16 folded into it where that is exact), a ceil and a load from the 128-byte code
+// table of writer_codes.hpp, which the team's threads fill in phase 1 (one entry each).
 // Scratch rows are padded to 20 floats (items to 336) so that none of the accesses
 // conflict on a bank; a row's first padding float carries the V partial. A non-finite
 // row is counted once: a per-item flag zeroed in phase 1, set with an atomic exchange
@@ -42,6 +45,7 @@
 // one range of T * Hk items on a host.
 #pragma once
 
+#include "uq/impl/math.hpp"
 #include "uq/impl/status_counters.hpp"
 #include "uq/impl/writer_codes.hpp"
 #include "uq/impl/writer_io.hpp"
@@ -90,12 +94,19 @@ KOKKOS_INLINE_FUNCTION void wht_local(float* x) {
 // every finite value. (Signed: the bits are below 2^31, and SSE2 has a signed compare,
 // no unsigned one.)
 template <int n>
-KOKKOS_INLINE_FUNCTION std::int32_t max_abs_bits(const float* x) {
+KOKKOS_INLINE_FUNCTION std::int32_t max_bits(const std::int32_t* bits) {
   std::int32_t m[n];
-  for (int i = 0; i < n; ++i) m[i] = static_cast<std::int32_t>(codec::float_bits(x[i]) & 0x7fffffffu);
+  for (int i = 0; i < n; ++i) m[i] = bits[i];
   for (int w = n / 2; w >= 1; w /= 2)
     for (int i = 0; i < w; ++i) m[i] = m[i + w] > m[i] ? m[i + w] : m[i];
   return m[0];
+}
+
+template <int n>
+KOKKOS_INLINE_FUNCTION std::int32_t max_abs_bits(const float* x) {
+  std::int32_t m[n];
+  for (int i = 0; i < n; ++i) m[i] = static_cast<std::int32_t>(codec::float_bits(x[i]) & 0x7fffffffu);
+  return max_bits<n>(m);
 }
 
 // A group of 32's quantisation parameters (spec §4 steps 2-7) from the bits of its
@@ -125,31 +136,22 @@ KOKKOS_INLINE_FUNCTION UqGroup uq_group(const float* half0, const float* half1, 
 }
 
 // Codes of 16 values x * pre as two words, element 2j in bits 3..0 of byte j (the GPU
-// lanes' form: the multiply-add search of writer_codes.hpp, the group's scaling folded
-// into it where the scale allows, accumulated into half-words). A zero group (scale
-// byte 0) has all codes 0.
-KOKKOS_INLINE_FUNCTION void uq_code_words16(const float* x, const UqGroup& q, float pre, std::uint32_t* words) {
+// lanes' form: each code from the byte table of writer_codes.hpp, at z = 2 y2, with the
+// group's 2^(1-e) and `pre` folded into one multiply where the scale allows). A zero
+// group (scale byte 0) has all codes 0.
+KOKKOS_INLINE_FUNCTION void uq_code_words16(const float* x, const UqGroup& q, float pre, const std::uint8_t* table,
+                                            std::uint32_t* words) {
   words[0] = words[1] = 0;
   if (q.byte == 0) return;
-  std::uint32_t half[4];
+  std::uint32_t c[16];
   if (codes::uq_fold_ok(q.byte)) {
-    const float S = codes::kB * q.twice_inv_scale * pre;  // exact: powers of two, <= 2^127
-    for (int h = 0; h < 4; ++h) {
-      float acc = codes::kMagic;
-      for (int j = 0; j < 4; ++j) acc = codes::uq_code_accumulate(x[4 * h + j], S, float(1 << (4 * j)), acc);
-      half[h] = codec::float_bits(acc) & 0xffffu;
-    }
+    const float S = 2.0f * q.twice_inv_scale * pre;  // exact: a power of two <= 2^102
+    for (int j = 0; j < 16; ++j) c[j] = codes::uq_code_from_table(table, x[j] * S);
   } else {  // e < -100: y2 = fl(x * pre) * 2^(1-e) first, as the spec writes it
-    for (int h = 0; h < 4; ++h) {
-      float acc = codes::kMagic;
-      for (int j = 0; j < 4; ++j)
-        acc = codes::uq_code_accumulate((x[4 * h + j] * pre) * q.twice_inv_scale, codes::kB, float(1 << (4 * j)),
-                                        acc);
-      half[h] = codec::float_bits(acc) & 0xffffu;
-    }
+    for (int j = 0; j < 16; ++j) c[j] = codes::uq_code_from_table(table, ((x[j] * pre) * q.twice_inv_scale) * 2.0f);
   }
-  words[0] = half[0] | (half[1] << 16);
-  words[1] = half[2] | (half[3] << 16);
+  for (int w = 0; w < 2; ++w)  // disjoint nibbles: a sum, one shift-and-add each
+    for (int j = 0; j < 8; ++j) words[w] += c[8 * w + j] << (4 * j);
 }
 
 template <int n>
@@ -196,10 +198,18 @@ struct WriteKvGeneric {
   static constexpr int kSpan = ultraquant::kHeadDim / kLanes;
   static_assert(kLanes == 1 || kLanes == 16, "the phases below are written for 1 or 16 lanes");
   // Scratch (16 lanes): per item 16 rows of 16 floats padded to 20, the item padded to
-  // 336 (a bank offset of 16 between the two items of a warp); then 2 flags per item.
+  // 336 (a bank offset of 16 between the two items of a warp); then 2 flags per item;
+  // then per item the K columns' maxima by group ([8 groups][16 lanes], as bits; the item
+  // padded to 144 floats, again a bank offset of 16); then the code table
+  // (codes::kCodeTable bytes), filled by the team in phase 1.
   static constexpr int kRowPitch = 20;
   static constexpr int kItemFloats = 16 * kRowPitch + 16;
-  static constexpr int kScratchBytes = kLanes == 1 ? 0 : kItems * (kItemFloats + 2) * int(sizeof(float));
+  static constexpr int kGroupMaxOffset = kItems * (kItemFloats + 2);  // in floats
+  static constexpr int kGroupMaxPitch = ultraquant::kGroups * 16 + 16;
+  static constexpr int kTableOffset = (kGroupMaxOffset + kItems * kGroupMaxPitch) * int(sizeof(float));
+  static constexpr int kScratchBytes = kLanes == 1 ? 0 : kTableOffset + codes::kCodeTable;
+  static_assert(kLanes == 1 || (kGroupMaxOffset % 4 == 0 && kGroupMaxPitch % 4 == 0),
+                "group maxima are read in 16-byte chunks");
 
   // Light weight: the functor travels as a kernel argument, never through the
   // constant-memory path (which waits on the host for the previous such kernel).
@@ -215,6 +225,7 @@ struct WriteKvGeneric {
   CacheView cache;
   CountView counts;
   int num_heads = 0;
+  DivideBy by_heads;           // item / num_heads
   int num_items = 0;           // num_tokens * num_heads (< 2^31, checked by the caller)
   std::int64_t num_slots = 0;  // num_blocks * block_size
   int block_shift = 0;         // log2(block_size): block_size is a power of two
@@ -227,6 +238,7 @@ struct WriteKvGeneric {
                  const CountView& counts_)
       : k(k_), v(v_), slots(slots_), cache(cache_), counts(counts_) {
     num_heads = static_cast<int>(cache.extent(2));
+    by_heads = DivideBy(num_heads > 0 ? num_heads : 1);
     num_items = static_cast<int>(static_cast<std::int64_t>(k.extent(0)) * num_heads);
     num_slots = static_cast<std::int64_t>(cache.extent(0)) * static_cast<std::int64_t>(cache.extent(1));
     while ((1 << block_shift) < static_cast<int>(cache.extent(1))) ++block_shift;
@@ -253,7 +265,7 @@ struct WriteKvGeneric {
     const int item = league_rank * kItems + it.local_item;  // 32-bit: a 64-bit division is a long subroutine
     it.valid = item < num_items;
     const int clamped = it.valid ? item : num_items - 1;
-    it.token = clamped / num_heads;
+    it.token = by_heads(clamped);
     it.head = clamped - static_cast<int>(it.token) * num_heads;
     it.dst = nullptr;
     return it;
@@ -355,9 +367,10 @@ struct WriteKvGeneric {
 
   // This lane's 16 codes (bytes 8 lane..) and, from the even lane, the group's scale byte.
   KOKKOS_INLINE_FUNCTION void store_half_group(const float* mine, const UqGroup& q, float pre, int lane,
-                                               std::uint8_t* codes, std::uint8_t* scales) const {
+                                               const std::uint8_t* table, std::uint8_t* codes,
+                                               std::uint8_t* scales) const {
     std::uint32_t words[2];
-    uq_code_words16(mine, q, pre, words);
+    uq_code_words16(mine, q, pre, table, words);
     store_words<2>(codes + 8 * lane, words, aligned_words);
     if ((lane & 1) == 0) scales[lane / 2] = q.byte;
   }
@@ -384,6 +397,12 @@ struct WriteKvGeneric {
   KOKKOS_INLINE_FUNCTION float* flags_of(const Item& it, float* scratch) const {  // [V, K], 0 or 1
     return scratch + kItems * kItemFloats + 2 * it.local_item;
   }
+  KOKKOS_INLINE_FUNCTION float* group_max_of(const Item& it, float* scratch) const {
+    return scratch + kGroupMaxOffset + kGroupMaxPitch * it.local_item;
+  }
+  KOKKOS_INLINE_FUNCTION static std::uint8_t* table_of(float* scratch) {
+    return reinterpret_cast<std::uint8_t*>(scratch) + kTableOffset;
+  }
   // The padding float after a row carries the lane's V partial maximum (as bits).
   static constexpr int kPartial = kSpan;
 
@@ -393,6 +412,8 @@ struct WriteKvGeneric {
     const int lane = it.lane;
     float* rows = rows_of(it, scratch);
     if (lane == 0) flags_of(it, scratch)[0] = flags_of(it, scratch)[1] = 0.0f;
+    for (int slot = it.local_item * kLanes + lane; slot < codes::kCodeTable; slot += kTeam)
+      table_of(scratch)[slot] = codes::uq_code_table_entry(slot);
     const std::int64_t slot = slot_of(it);
     float x[kSpan];
     load_row<kSpan>(k, chunked, it.token, it.head, kSpan * lane, x);
@@ -409,17 +430,26 @@ struct WriteKvGeneric {
     float* flags = flags_of(it, scratch);
     // K: column c (elements c + 16 i), stages 4..7 (elements 16, 32, 64, 128 apart),
     // written back unscaled (the 1/16 is folded into the quantisation).
+    // Element c + 16 i is in group i / 2: the column's maximum of each group (its pair
+    // i = 2g, 2g + 1) goes to the group's row of maxima, for phase 3.
     float y[16];
     for (int i = 0; i < 16; ++i) y[i] = rows[kRowPitch * i + lane];
     wht_local<16>(y);
-    const std::int32_t col_max = max_abs_bits<16>(y);
+    float* group_max = group_max_of(it, scratch);
+    std::int32_t pair[ultraquant::kGroups];
+    for (int g = 0; g < ultraquant::kGroups; ++g) {
+      pair[g] = max_abs_bits<2>(y + 2 * g);
+      group_max[16 * g + lane] = codec::bits_float(static_cast<std::uint32_t>(pair[g]));
+    }
+    const std::int32_t col_max = max_bits<ultraquant::kGroups>(pair);
     for (int i = 0; i < 16; ++i) rows[kRowPitch * i + lane] = y[i];
     // V: the group's maximum from the partner's partial, then this lane's codes.
     const std::int32_t mine = static_cast<std::int32_t>(codec::float_bits(rows[kRowPitch * lane + kPartial]));
     const std::int32_t other = static_cast<std::int32_t>(codec::float_bits(rows[kRowPitch * (lane ^ 1) + kPartial]));
     const UqGroup q = uq_group_of_max(mine > other ? mine : other);
     if (!it.dst) return;
-    store_half_group(vmine, q, 1.0f, lane, it.dst + ultraquant::kVCodes, it.dst + ultraquant::kVScales);
+    store_half_group(vmine, q, 1.0f, lane, table_of(scratch), it.dst + ultraquant::kVCodes,
+                     it.dst + ultraquant::kVScales);
     if (!q.finite && (lane & 1) == 0) flag_nonfinite(&flags[0]);
     if (col_max >= 0x7f800000) flag_nonfinite(&flags[1]);
   }
@@ -427,12 +457,15 @@ struct WriteKvGeneric {
   KOKKOS_INLINE_FUNCTION void phase3(const Item& it, float* scratch) const {
     const int lane = it.lane;
     const float* rows = rows_of(it, scratch);
-    float mine[kSpan], other[kSpan];  // rows lane and lane ^ 1: the group of 32, unscaled
+    float mine[kSpan], column_max[16];  // the lane's row (unscaled), its group's 16 column maxima
     scratch_load16(rows + kRowPitch * lane, mine);
-    scratch_load16(rows + kRowPitch * (lane ^ 1), other);
-    const UqGroup q = uq_group(mine, other, 0.0625f);
+    scratch_load16(group_max_of(it, scratch) + 16 * (lane / 2), column_max);
+    std::int32_t m[16];
+    for (int c = 0; c < 16; ++c) m[c] = static_cast<std::int32_t>(codec::float_bits(column_max[c]));
+    const UqGroup q = uq_group_of_max(max_bits<16>(m), 0.0625f);
     if (!it.dst) return;
-    store_half_group(mine, q, 0.0625f, lane, it.dst + ultraquant::kKCodes, it.dst + ultraquant::kKScales);
+    store_half_group(mine, q, 0.0625f, lane, table_of(scratch), it.dst + ultraquant::kKCodes,
+                     it.dst + ultraquant::kKScales);
   }
 
   void launch(const ExecSpace& exec) const {

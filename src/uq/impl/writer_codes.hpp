@@ -156,6 +156,32 @@ KOKKOS_INLINE_FUNCTION unsigned uq_code_of_twice_y(float y2) {
 #endif
 }
 
+// The GPU lanes' form: the code by table lookup, from c = ceil(z), z = 2 y2 (= 4 y).
+// Every midpoint of §4 step 8 is a multiple of 1/2 in y2 (z = 1, 3, 5, 7, 10, 14, 20),
+// and the tie rule sends every tie toward -inf (down for y > 0, the magnitude up for
+// y < 0), so all y2 in ((c - 1) / 2, c / 2] share one code: the code of y2 = c / 2,
+// c = ceil(2 y2) an integer. (For c >= 1, T < y2 <=> 2T < c <=> T <= (c - 1) / 2; for
+// c <= 0, T <= |y2| <=> 2T <= -c; the sign bit, y2 <= -0.5, is c <= -1.) So a code is
+// one multiply (z = x * S exact, S a power of two), one ceil-to-integer and one load of
+// a 128-entry byte table, entry 64 + c, instead of the ~14 instructions of the search
+// above (the table's offset goes into the load's address, no mask or clamp). The entry
+// is in the table for |c| <= 64 and the writers' c never leaves [-37, 37]: y = x / 2^e
+// with |x| <= A, the group's absmax, and 2^e >= fl(0.156 A) / sqrt 2 by the scale rule
+// (also for a subnormal s; a zero or non-finite group has scale byte 0 and no codes),
+// so |y| <= 9.07 and |z| = 4 |y| <= 36.3 (tests/test_writer_codes.cpp checks the bound
+// on every mantissa).
+inline constexpr int kCodeTable = 128;
+inline constexpr int kCodeTableZero = kCodeTable / 2;  // the entry of c = 0
+
+KOKKOS_INLINE_FUNCTION std::uint8_t uq_code_table_entry(int slot) {
+  return static_cast<std::uint8_t>(uq_code_of_twice_y(0.5f * static_cast<float>(slot - kCodeTableZero)));
+}
+
+// z = 2 y2 exactly, |z| <= 64; table[s] = uq_code_table_entry(s).
+KOKKOS_INLINE_FUNCTION unsigned uq_code_from_table(const std::uint8_t* table, float z) {
+  return table[kCodeTableZero + static_cast<int>(ceilf(z))];
+}
+
 // ---------------------------------------------------------------- NVFP4 index keys
 // Code of y = fl32(x / s): E2M1 round to nearest, ties to the even code. Midpoints
 // 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5; the ties at 0.75, 1.75 and 3.5 go up (the even
