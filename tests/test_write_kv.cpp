@@ -42,7 +42,7 @@ uq::Status run_gpu_layout(const K& k, const V& v, const S& slots, const C& cache
   HostCounts counts("counts");
   const uq::impl::WriteKvGeneric<HostExec, K, V, S, C, HostCounts, Lanes> w(k, v, slots, cache, counts);
   std::vector<float> scratch(static_cast<std::size_t>(w.kScratchBytes) / sizeof(float));
-  for (int t = 0; t < w.league_size(); ++t) {
+  for (int t = 0; t < w.num_batches(); ++t) {
     // poison: every scratch value a phase reads must have been written by the phase before
     std::fill(scratch.begin(), scratch.end(), std::nanf(""));
     w.run_team_in_order(t, scratch.data());
@@ -138,6 +138,37 @@ TEST(WriteKv, RandomRowsBitExact) {
     expect_same_cache(random_case(257, 2, bs, 272, 10 + bs), 0, 0);
   }
   expect_same_cache(random_case(17, 3, 32, 288, 5), 0, 0);  // padded slots: padding untouched
+}
+
+// The device loop over batches (a team takes batch b, b + league, ...; the next batch's
+// rows loaded before this one's phases): the league capped at 1 and 3 teams, so every
+// team runs many batches, against the reference. (A host build runs its one-item path.)
+TEST(WriteKv, ManyBatchesPerTeamBitExact) {
+  const WriterCase c = random_case(257, 2, 64, 272, 31);
+  const std::size_t bytes = static_cast<std::size_t>(c.num_blocks) * c.block_size * c.Hk * c.slot_bytes;
+  std::vector<std::uint8_t> init(bytes);
+  std::mt19937 rng(8);
+  for (auto& b : init) b = static_cast<std::uint8_t>(rng());
+  std::vector<std::uint8_t> want = init;
+  uqref::uq_write_kv(c.k.data(), c.v.data(), c.slots.data(), c.T, c.Hk, want.data(), c.num_blocks, c.block_size,
+                     c.slot_bytes);
+  std::vector<uq::bf16> kb(c.k.size()), vb(c.v.size());
+  for (std::size_t i = 0; i < kb.size(); ++i) kb[i].bits = c.k[i], vb[i].bits = c.v[i];
+  const auto k = to_device(kb, "k", c.T, c.Hk, 256);
+  const auto v = to_device(vb, "v", c.T, c.Hk, 256);
+  const auto s = to_device(c.slots, "slots", c.T);
+  for (int league : {1, 3}) {
+    auto cache = to_device(init, "cache", c.num_blocks, c.block_size, c.Hk, c.slot_bytes);
+    uq::impl::StatusCounters<Exec> counters(Exec{});
+    using Counts = typename uq::impl::StatusCounters<Exec>::view_type;
+    const uq::impl::WriteKvGeneric<Exec, decltype(k), decltype(v), decltype(s), decltype(cache), Counts> w(
+        k, v, s, cache, counters.view());
+    w.launch(Exec{}, league);
+    expect_same_bytes(to_host(cache), want, c.slot_bytes, ("league " + std::to_string(league)).c_str());
+    const uq::Status st = counters.read(Exec{});
+    EXPECT_EQ(st[uq::Counter::bad_slots], 0u);
+    EXPECT_EQ(st[uq::Counter::nonfinite_inputs], 0u);
+  }
 }
 
 // V is not rotated, so V rows place exact values into groups. Each group's absmax

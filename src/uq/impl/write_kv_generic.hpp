@@ -213,7 +213,10 @@ struct WriteKvGeneric {
 
   // Light weight: the functor travels as a kernel argument, never through the
   // constant-memory path (which waits on the host for the previous such kernel).
-  using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kTeam, 8>,
+  // Teams a compute unit keeps resident (the launch bound: at most 65536 / (kTeam * 7)
+  // = 73 registers a thread, room for a batch's rows in flight beside the one at work).
+  static constexpr int kTeamsPerUnit = 7;
+  using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kTeam, kTeamsPerUnit>,
                                     Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>;
   using member = typename policy::member_type;
   // Hosts: one item per index of a range.
@@ -284,16 +287,37 @@ struct WriteKvGeneric {
                  : nullptr;
   }
 
-  // GPU: one team, three phases separated by two barriers.
+  // GPU: a team takes batches of kItems items, league_rank, + league_size, ...; each batch
+  // is three phases separated by two barriers (and a third before the next batch reuses
+  // the scratch rows). The next batch's rows are loaded before this one's phases, so
+  // that their memory latency hides behind this batch's work.
   KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
-    Item it = item_of(team.league_rank(), team.team_rank());
     float* scratch = static_cast<float*>(team.team_shmem().get_shmem(int{kScratchBytes}));
+    fill_table(team.team_rank(), scratch);
+    int batch = team.league_rank();
+    Item it = item_of(batch, team.team_rank());
+    Rows cur = load_rows(it);
     float vmine[kSpan];  // the lane's V values, kept from phase 1 to phase 2
-    phase1(it, scratch, vmine);
-    team.team_barrier();
-    phase2(it, scratch, vmine);
-    team.team_barrier();
-    phase3(it, scratch);
+    for (;;) {
+      const int next = batch + team.league_size();
+      const bool more = next < num_batches();  // the same for the whole team
+      Item next_it = it;
+      Rows next_rows = cur;
+      if (more) {
+        next_it = item_of(next, team.team_rank());
+        next_rows = load_rows(next_it);
+      }
+      phase1(it, cur, scratch, vmine);
+      team.team_barrier();
+      phase2(it, scratch, vmine);
+      team.team_barrier();
+      phase3(it, scratch);
+      if (!more) break;
+      team.team_barrier();
+      batch = next;
+      it = next_it;
+      cur = next_rows;
+    }
   }
 
   // Hosts: one item.
@@ -305,16 +329,18 @@ struct WriteKvGeneric {
 
   // The 16-lane phases of one team on the host, thread after thread and phase after
   // phase (what the barriers guarantee), for the tests.
-  void run_team_in_order(int league_rank, float* scratch) const {
+  void run_team_in_order(int batch, float* scratch) const {
     Item it[kTeam];
+    Rows rows[kTeam];
     float vmine[kTeam][kSpan];
-    for (int r = 0; r < kTeam; ++r) it[r] = item_of(league_rank, r);
-    for (int r = 0; r < kTeam; ++r) phase1(it[r], scratch, vmine[r]);
+    for (int r = 0; r < kTeam; ++r) fill_table(r, scratch);
+    for (int r = 0; r < kTeam; ++r) it[r] = item_of(batch, r), rows[r] = load_rows(it[r]);
+    for (int r = 0; r < kTeam; ++r) phase1(it[r], rows[r], scratch, vmine[r]);
     for (int r = 0; r < kTeam; ++r) phase2(it[r], scratch, vmine[r]);
     for (int r = 0; r < kTeam; ++r) phase3(it[r], scratch);
   }
 
-  int league_size() const { return (num_items + kItems - 1) / kItems; }
+  KOKKOS_INLINE_FUNCTION int num_batches() const { return (num_items + kItems - 1) / kItems; }
 
   // ---- host: one thread, one item
   KOKKOS_INLINE_FUNCTION void write_item(std::int64_t token, int head, std::uint8_t* dst) const {
@@ -408,16 +434,58 @@ struct WriteKvGeneric {
 
   // The phases compute for every item (stores and flags only where the slot is
   // valid): the loads do not wait for the slot, and no lane diverges on it.
-  KOKKOS_INLINE_FUNCTION void phase1(Item& it, float* scratch, float* vmine) const {
+  // The team's code table, one entry per thread (before the first barrier).
+  KOKKOS_INLINE_FUNCTION static void fill_table(int team_rank, float* scratch) {
+    for (int slot = team_rank; slot < codes::kCodeTable; slot += kTeam)
+      table_of(scratch)[slot] = codes::uq_code_table_entry(slot);
+  }
+
+  // A lane's inputs of one item as loaded: the bf16 bits of its kSpan elements of K and
+  // of V (two to a word, element 2j in the low half of word j), and the item's slot.
+  struct Rows {
+    std::uint32_t k[kSpan / 2], v[kSpan / 2];
+    std::int64_t slot;
+  };
+
+  template <class View>
+  KOKKOS_INLINE_FUNCTION void load_span(const View& view, const Item& it, std::uint32_t* w) const {
+    if (chunked) {
+      const bf16* row = &view(it.token, it.head, 0) + kSpan * it.lane;
+      for (int c = 0; c < kSpan / 8; ++c) {
+        const wio::Chunk16 ch = wio::load16(row + 8 * c);
+        for (int j = 0; j < 4; ++j) w[4 * c + j] = ch.w[j];
+      }
+    } else {
+      for (int j = 0; j < kSpan / 2; ++j)
+        w[j] = std::uint32_t{view(it.token, it.head, kSpan * it.lane + 2 * j).bits} |
+               (std::uint32_t{view(it.token, it.head, kSpan * it.lane + 2 * j + 1).bits} << 16);
+    }
+  }
+
+  // The slot first, then the rows: every load in flight before anything waits on one.
+  KOKKOS_INLINE_FUNCTION Rows load_rows(const Item& it) const {
+    Rows r;
+    r.slot = slot_of(it);
+    load_span(k, it, r.k);
+    load_span(v, it, r.v);
+    return r;
+  }
+
+  KOKKOS_INLINE_FUNCTION static void unpack_span(const std::uint32_t* w, float* x) {
+    for (int j = 0; j < kSpan / 2; ++j) {
+      x[2 * j] = codec::bits_float(w[j] << 16);
+      x[2 * j + 1] = codec::bits_float(w[j] & 0xffff0000u);
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void phase1(Item& it, const Rows& in, float* scratch, float* vmine) const {
     const int lane = it.lane;
     float* rows = rows_of(it, scratch);
     if (lane == 0) flags_of(it, scratch)[0] = flags_of(it, scratch)[1] = 0.0f;
-    for (int slot = it.local_item * kLanes + lane; slot < codes::kCodeTable; slot += kTeam)
-      table_of(scratch)[slot] = codes::uq_code_table_entry(slot);
-    const std::int64_t slot = slot_of(it);
+    const std::int64_t slot = in.slot;
     float x[kSpan];
-    load_row<kSpan>(k, chunked, it.token, it.head, kSpan * lane, x);
-    load_row<kSpan>(v, chunked, it.token, it.head, kSpan * lane, vmine);
+    unpack_span(in.k, x);
+    unpack_span(in.v, vmine);
     wht_local<kSpan>(x);  // stages 0..3
     scratch_store16(rows + kRowPitch * lane, x);
     rows[kRowPitch * lane + kPartial] = codec::bits_float(static_cast<std::uint32_t>(max_abs_bits<kSpan>(vmine)));
@@ -468,12 +536,20 @@ struct WriteKvGeneric {
                      it.dst + ultraquant::kKScales);
   }
 
-  void launch(const ExecSpace& exec) const {
+  // max_league > 0 caps the league below the default (tests: many batches a team).
+  void launch(const ExecSpace& exec, int max_league = 0) const {
     if (num_items == 0) return;
     if constexpr (kLanes == 1) {
+      (void)max_league;
       Kokkos::parallel_for("uq::write_kv", host_policy(exec, 0, num_items), *this);
     } else {
-      policy p(exec, league_size(), kTeam);
+      // The teams the device holds at once (Kokkos counts 2048 threads a compute unit on
+      // CUDA and HIP devices); a larger call loops, each team over several batches.
+      int league = num_batches();
+      const int resident = static_cast<int>(exec.concurrency() / 2048) * kTeamsPerUnit;
+      if (resident > 0 && league > resident) league = resident;
+      if (max_league > 0 && league > max_league) league = max_league;
+      policy p(exec, league, kTeam);
       p.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
       Kokkos::parallel_for("uq::write_kv", p, *this);
     }
