@@ -7,9 +7,10 @@
 //
 // GPU (kLanes = 16, kSpan = 16; 8 items, 128 threads a team), three phases separated by
 // the team's two barriers, every thread busy in each:
-//   1. The loads, the slot's first and then two 16-byte loads of K and two of V per lane,
-//      all in flight before anything waits on the slot (a branch on it first would hold
-//      the row loads back by a whole memory latency). K: WHT stages 0-3 in registers
+//   1. The loads (issued during the previous batch), the slot's first and then two
+//      16-byte loads of K and two of V per lane, all in flight before anything waits on
+//      the slot (a branch on it first would hold the row loads back by a whole memory
+//      latency). K: WHT stages 0-3 in registers
 //      (they pair elements 1, 2, 4, 8 apart, all inside the lane's 16), the 16 values to
 //      team scratch. V: the lane's partial maximum to scratch.
 //   2. K: lane c reads column c (elements c + 16 i), WHT stages 4-7 in registers (they
@@ -41,8 +42,10 @@
 // a pass, then the groups, the codes as integer counts: uq/impl/writer_codes.hpp), which
 // vectorise; no scratch, no barrier.
 //
-// One launch per call: one team per kItems items (league = ceil(T * Hk / kItems)), or
-// one range of T * Hk items on a host.
+// One launch per call: on a GPU a league of min(ceil(T * Hk / kItems), the teams the
+// device holds) teams, each looping over batches of kItems items (batch league_rank,
+// + league_size, ...) and loading the next batch's rows before the phases of this one;
+// on a host one range of T * Hk items.
 #pragma once
 
 #include "uq/impl/math.hpp"
