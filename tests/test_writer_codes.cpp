@@ -86,7 +86,7 @@ TEST(WriterCodes, UltraQuantTableMatchesMidpointCount) {
   // invariant there) and of the subnormal-s range.
   double worst = 0.0;
   for (std::uint32_t m = 0; m < (1u << 23); ++m)
-    for (std::uint32_t expfield : {100u, 1u}) {  // A ~ 2^-27, and A ~ 2^-126 (s subnormal)
+    for (std::uint32_t expfield : {100u, 1u, 254u}) {  // A ~ 2^-27, ~ 2^-126 (s subnormal), ~ 2^127
       const float A = bits_float((expfield << 23) | m);
       const std::uint8_t b = uq::impl::codes::uq_scale_byte(A);
       if (b != 0) worst = std::max(worst, std::ldexp(static_cast<double>(A), 127 - b));
