@@ -81,25 +81,43 @@ void expect_gpu_layout_matches(const WriterCase& c, const std::vector<std::uint8
                     what.c_str());
 }
 
+// A cache of case c filled with seeded garbage, and the reference's bytes (and counts)
+// after writing c into it.
+struct ReferenceBytes {
+  std::vector<std::uint8_t> init, want;
+  uqref::WriteCounts counts;
+};
+
+ReferenceBytes reference_bytes(const WriterCase& c, unsigned seed) {
+  ReferenceBytes r;
+  r.init.resize(static_cast<std::size_t>(c.num_blocks) * c.block_size * c.Hk * c.slot_bytes);
+  std::mt19937 rng(seed);
+  for (auto& b : r.init) b = static_cast<std::uint8_t>(rng());
+  r.want = r.init;
+  r.counts = uqref::uq_write_kv(c.k.data(), c.v.data(), c.slots.data(), c.T, c.Hk, r.want.data(), c.num_blocks,
+                                c.block_size, c.slot_bytes);
+  return r;
+}
+
+std::vector<uq::bf16> bf16_values(const std::vector<std::uint16_t>& bits) {
+  std::vector<uq::bf16> out(bits.size());
+  for (std::size_t i = 0; i < bits.size(); ++i) out[i].bits = bits[i];
+  return out;
+}
+
 // Runs uq::write_kv and the reference on the same garbage-filled cache; expects equal
 // bytes everywhere and the given counters. The writer's 16-lane (GPU) layout is run on
 // the host too, so a host build checks the device code's layout and phases.
 void expect_same_cache(const WriterCase& c, std::uint64_t bad_slots, std::uint64_t nonfinite) {
-  const std::size_t bytes = static_cast<std::size_t>(c.num_blocks) * c.block_size * c.Hk * c.slot_bytes;
-  std::vector<std::uint8_t> init(bytes);
-  std::mt19937 rng(99);
-  for (auto& b : init) b = static_cast<std::uint8_t>(rng());
-  std::vector<std::uint8_t> want = init;
-  const uqref::WriteCounts rc = uqref::uq_write_kv(c.k.data(), c.v.data(), c.slots.data(), c.T, c.Hk, want.data(),
-                                                   c.num_blocks, c.block_size, c.slot_bytes);
-  EXPECT_EQ(rc.bad_slots, bad_slots);
-  EXPECT_EQ(rc.nonfinite_rows, nonfinite);
+  const ReferenceBytes ref = reference_bytes(c, 99);
+  const std::vector<std::uint8_t>& init = ref.init;
+  const std::vector<std::uint8_t>& want = ref.want;
+  EXPECT_EQ(ref.counts.bad_slots, bad_slots);
+  EXPECT_EQ(ref.counts.nonfinite_rows, nonfinite);
 
   auto cache = to_device(init, "cache", c.num_blocks, c.block_size, c.Hk, c.slot_bytes);
-  std::vector<uq::bf16> kb(c.k.size()), vb(c.v.size());
-  for (std::size_t i = 0; i < kb.size(); ++i) kb[i].bits = c.k[i], vb[i].bits = c.v[i];
-  auto k = to_device(kb, "k", c.T, c.Hk, 256);
-  auto v = to_device(vb, "v", c.T, c.Hk, 256);
+  auto k = to_device(bf16_values(c.k), "k", c.T, c.Hk, 256);
+  auto v = to_device(bf16_values(c.v), "v", c.T, c.Hk, 256);
   auto s = to_device(c.slots, "slots", c.T);
   uq::WriteKvConfig cfg;
   cfg.check = false;
@@ -145,26 +163,18 @@ TEST(WriteKv, RandomRowsBitExact) {
 // team runs many batches, against the reference. (A host build runs its one-item path.)
 TEST(WriteKv, ManyBatchesPerTeamBitExact) {
   const WriterCase c = random_case(257, 2, 64, 272, 31);
-  const std::size_t bytes = static_cast<std::size_t>(c.num_blocks) * c.block_size * c.Hk * c.slot_bytes;
-  std::vector<std::uint8_t> init(bytes);
-  std::mt19937 rng(8);
-  for (auto& b : init) b = static_cast<std::uint8_t>(rng());
-  std::vector<std::uint8_t> want = init;
-  uqref::uq_write_kv(c.k.data(), c.v.data(), c.slots.data(), c.T, c.Hk, want.data(), c.num_blocks, c.block_size,
-                     c.slot_bytes);
-  std::vector<uq::bf16> kb(c.k.size()), vb(c.v.size());
-  for (std::size_t i = 0; i < kb.size(); ++i) kb[i].bits = c.k[i], vb[i].bits = c.v[i];
-  const auto k = to_device(kb, "k", c.T, c.Hk, 256);
-  const auto v = to_device(vb, "v", c.T, c.Hk, 256);
+  const ReferenceBytes ref = reference_bytes(c, 8);
+  const auto k = to_device(bf16_values(c.k), "k", c.T, c.Hk, 256);
+  const auto v = to_device(bf16_values(c.v), "v", c.T, c.Hk, 256);
   const auto s = to_device(c.slots, "slots", c.T);
   for (int league : {1, 3}) {
-    auto cache = to_device(init, "cache", c.num_blocks, c.block_size, c.Hk, c.slot_bytes);
+    auto cache = to_device(ref.init, "cache", c.num_blocks, c.block_size, c.Hk, c.slot_bytes);
     uq::impl::StatusCounters<Exec> counters(Exec{});
     using Counts = typename uq::impl::StatusCounters<Exec>::view_type;
     const uq::impl::WriteKvGeneric<Exec, decltype(k), decltype(v), decltype(s), decltype(cache), Counts> w(
         k, v, s, cache, counters.view());
     w.launch(Exec{}, league);
-    expect_same_bytes(to_host(cache), want, c.slot_bytes, ("league " + std::to_string(league)).c_str());
+    expect_same_bytes(to_host(cache), ref.want, c.slot_bytes, ("league " + std::to_string(league)).c_str());
     const uq::Status st = counters.read(Exec{});
     EXPECT_EQ(st[uq::Counter::bad_slots], 0u);
     EXPECT_EQ(st[uq::Counter::nonfinite_inputs], 0u);
@@ -221,13 +231,9 @@ TEST(WriteKv, MidpointsSaturationAndExponentBoundaries) {
 // and slots that are not 4-byte aligned are written byte by byte: same bytes.
 TEST(WriteKv, UnalignedRowsAndSlotsBitExact) {
   const WriterCase c = random_case(37, 2, 16, 276, 21);
-  const std::size_t bytes = static_cast<std::size_t>(c.num_blocks) * c.block_size * c.Hk * c.slot_bytes;
-  std::vector<std::uint8_t> init(bytes);
-  std::mt19937 rng(7);
-  for (auto& b : init) b = static_cast<std::uint8_t>(rng());
-  std::vector<std::uint8_t> want = init;
-  uqref::uq_write_kv(c.k.data(), c.v.data(), c.slots.data(), c.T, c.Hk, want.data(), c.num_blocks, c.block_size,
-                     c.slot_bytes);
+  const ReferenceBytes ref = reference_bytes(c, 7);
+  const std::vector<std::uint8_t>& init = ref.init;
+  const std::vector<std::uint8_t>& want = ref.want;
   // k: rows one element into a wider allocation (2-byte aligned); v: LayoutLeft.
   DeviceView<uq::bf16***> kwide("kwide", c.T, c.Hk, 264);
   Kokkos::View<uq::bf16***, Kokkos::LayoutLeft, Mem> vleft("vleft", c.T, c.Hk, 256);
@@ -248,7 +254,7 @@ TEST(WriteKv, UnalignedRowsAndSlotsBitExact) {
   ASSERT_FALSE(uq::impl::wio::rows_are_chunked(k));
   ASSERT_FALSE(uq::impl::wio::rows_are_chunked(vleft));
   // cache: one byte into its allocation, so no slot start is 4-byte aligned.
-  DeviceView<std::uint8_t*> raw("raw", bytes + 1);
+  DeviceView<std::uint8_t*> raw("raw", init.size() + 1);
   Kokkos::View<std::uint8_t****, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> cache(
       raw.data() + 1, c.num_blocks, c.block_size, c.Hk, c.slot_bytes);
   ASSERT_FALSE(uq::impl::wio::words_are_aligned(cache, 4));
