@@ -10,9 +10,9 @@
 //   1. The loads (issued during the previous batch), the slot's first and then two
 //      16-byte loads of K and two of V per lane, all in flight before anything waits on
 //      the slot (a branch on it first would hold the row loads back by a whole memory
-//      latency). K: WHT stages 0-3 in registers
-//      (they pair elements 1, 2, 4, 8 apart, all inside the lane's 16), the 16 values to
-//      team scratch. V: the lane's partial maximum to scratch.
+//      latency). K: WHT stages 0-3 in registers (they pair elements 1, 2, 4, 8 apart,
+//      all inside the lane's 16), the 16 values to team scratch. V: the lane's partial
+//      maximum to scratch.
 //   2. K: lane c reads column c (elements c + 16 i), WHT stages 4-7 in registers (they
 //      pair i's 1, 2, 4, 8 apart), writes it back (the 1/16 is folded into the
 //      quantisation) with the column's maximum of each group (a pair of i's). V: the
@@ -165,24 +165,16 @@ KOKKOS_INLINE_FUNCTION void store_words(std::uint8_t* dst, const std::uint32_t* 
   }
 }
 
-// n consecutive elements first.. of row (token, head) as floats: for rows that allow
-// them, 16-byte loads on a device and a plain contiguous loop on a host (which the
-// compiler vectorises); else element access through the view.
+// The host path's row (token, head) as floats: for contiguous rows a plain loop (which
+// the compiler vectorises), else element access through the view. (The GPU lanes load
+// their spans in 16-byte chunks: WriteKvGeneric::load_rows.)
 template <int n, class View>
-KOKKOS_INLINE_FUNCTION void load_row(const View& view, bool chunked, std::int64_t token, int head, int first,
-                                     float* out) {
+KOKKOS_INLINE_FUNCTION void load_row(const View& view, bool chunked, std::int64_t token, int head, float* out) {
   if (chunked) {
-    const bf16* row = &view(token, head, 0) + first;
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-    for (int c = 0; c < n / 8; ++c) {
-      const wio::Chunk16 ch = wio::load16(row + 8 * c);
-      for (int j = 0; j < 8; ++j) out[8 * c + j] = wio::bf16_of(ch, j);
-    }
-#else
+    const bf16* row = &view(token, head, 0);
     for (int j = 0; j < n; ++j) out[j] = codec::bf16_to_float(row[j]);
-#endif
   } else {
-    for (int j = 0; j < n; ++j) out[j] = codec::bf16_to_float(view(token, head, first + j));
+    for (int j = 0; j < n; ++j) out[j] = codec::bf16_to_float(view(token, head, j));
   }
 }
 
@@ -348,11 +340,11 @@ struct WriteKvGeneric {
   // ---- host: one thread, one item
   KOKKOS_INLINE_FUNCTION void write_item(std::int64_t token, int head, std::uint8_t* dst) const {
     float x[ultraquant::kHeadDim];
-    load_row<ultraquant::kHeadDim>(k, chunked, token, head, 0, x);
+    load_row<ultraquant::kHeadDim>(k, chunked, token, head, x);
     wht_local<ultraquant::kHeadDim>(x);
     for (int i = 0; i < ultraquant::kHeadDim; ++i) x[i] *= 0.0625f;
     quantise_row(x, dst + ultraquant::kKCodes, dst + ultraquant::kKScales);
-    load_row<ultraquant::kHeadDim>(v, chunked, token, head, 0, x);
+    load_row<ultraquant::kHeadDim>(v, chunked, token, head, x);
     quantise_row(x, dst + ultraquant::kVCodes, dst + ultraquant::kVScales);
   }
 
@@ -435,8 +427,6 @@ struct WriteKvGeneric {
   // The padding float after a row carries the lane's V partial maximum (as bits).
   static constexpr int kPartial = kSpan;
 
-  // The phases compute for every item (stores and flags only where the slot is
-  // valid): the loads do not wait for the slot, and no lane diverges on it.
   // The team's code table, one entry per thread (before the first barrier).
   KOKKOS_INLINE_FUNCTION static void fill_table(int team_rank, float* scratch) {
     for (int slot = team_rank; slot < codes::kCodeTable; slot += kTeam)
@@ -444,24 +434,21 @@ struct WriteKvGeneric {
   }
 
   // A lane's inputs of one item as loaded: the bf16 bits of its kSpan elements of K and
-  // of V (two to a word, element 2j in the low half of word j), and the item's slot.
+  // of V in 16-byte chunks (wio::bf16_of's layout), and the item's slot.
   struct Rows {
-    std::uint32_t k[kSpan / 2], v[kSpan / 2];
+    wio::Chunk16 k[kSpan / 8], v[kSpan / 8];
     std::int64_t slot;
   };
 
   template <class View>
-  KOKKOS_INLINE_FUNCTION void load_span(const View& view, const Item& it, std::uint32_t* w) const {
+  KOKKOS_INLINE_FUNCTION void load_span(const View& view, const Item& it, wio::Chunk16* ch) const {
     if (chunked) {
       const bf16* row = &view(it.token, it.head, 0) + kSpan * it.lane;
-      for (int c = 0; c < kSpan / 8; ++c) {
-        const wio::Chunk16 ch = wio::load16(row + 8 * c);
-        for (int j = 0; j < 4; ++j) w[4 * c + j] = ch.w[j];
-      }
+      for (int c = 0; c < kSpan / 8; ++c) ch[c] = wio::load16(row + 8 * c);
     } else {
       for (int j = 0; j < kSpan / 2; ++j)
-        w[j] = std::uint32_t{view(it.token, it.head, kSpan * it.lane + 2 * j).bits} |
-               (std::uint32_t{view(it.token, it.head, kSpan * it.lane + 2 * j + 1).bits} << 16);
+        ch[j / 4].w[j % 4] = std::uint32_t{view(it.token, it.head, kSpan * it.lane + 2 * j).bits} |
+                             (std::uint32_t{view(it.token, it.head, kSpan * it.lane + 2 * j + 1).bits} << 16);
     }
   }
 
@@ -474,13 +461,12 @@ struct WriteKvGeneric {
     return r;
   }
 
-  KOKKOS_INLINE_FUNCTION static void unpack_span(const std::uint32_t* w, float* x) {
-    for (int j = 0; j < kSpan / 2; ++j) {
-      x[2 * j] = codec::bits_float(w[j] << 16);
-      x[2 * j + 1] = codec::bits_float(w[j] & 0xffff0000u);
-    }
+  KOKKOS_INLINE_FUNCTION static void unpack_span(const wio::Chunk16* ch, float* x) {
+    for (int j = 0; j < kSpan; ++j) x[j] = wio::bf16_of(ch[j / 8], j % 8);
   }
 
+  // The phases compute for every item (stores and flags only where the slot is
+  // valid): the loads do not wait for the slot, and no lane diverges on it.
   KOKKOS_INLINE_FUNCTION void phase1(Item& it, const Rows& in, float* scratch, float* vmine) const {
     const int lane = it.lane;
     float* rows = rows_of(it, scratch);

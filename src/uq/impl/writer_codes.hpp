@@ -74,46 +74,34 @@ struct CodeTerms {
   float t1, t2, t3, neg;
 };
 
-// The terms for y2 = x * S / B: S = B (x is y2 itself) or S = B * 2^(1-e) * p (x the
-// unscaled value, p = 1/16 for the unscaled WHT outputs, 1 for V), which folds the
-// group's scaling into the comparisons' multiply-adds. x * S is exact in both (a power
-// of two times x, no overflow: |y2| < 19), so each comparison is the same exact
-// decision; next(|x|) is one step of x's own grid, which maps onto y2's grid exactly
-// whenever a comparison can be true (|y2| >= 0.5 needs a normal x for every S allowed:
-// see uq_fold_ok). Every constant is a small multiple of 2^25 (exact).
-KOKKOS_INLINE_FUNCTION CodeTerms uq_code_terms(float x, float S) {
-  const std::uint32_t bits = codec::float_bits(x);
-  const float a = codec::bits_float((bits & 0x7fffffffu) + (bits >> 31));  // next(|x|) for x < 0
+// The terms for y2: next(|y2|) is one step of y2's own grid, and B * y2 is exact (no
+// overflow: |y2| < 19 wherever a writer asks), so each comparison is an exact decision.
+// Every constant is a small multiple of 2^25 (exact).
+KOKKOS_INLINE_FUNCTION CodeTerms uq_code_terms(float y2) {
+  const std::uint32_t bits = codec::float_bits(y2);
+  const float a = codec::bits_float((bits & 0x7fffffffu) + (bits >> 31));  // next(|y2|) for y2 < 0
   CodeTerms c;
-  c.t1 = step01(a * S + (-3.5f * kB));                            // a > 3.5
-  c.t2 = step01(a * S + (c.t1 * (-5.5f * kB) + (-1.5f * kB)));    // a > 7 : a > 1.5
+  c.t1 = step01(a * kB + (-3.5f * kB));                           // a > 3.5
+  c.t2 = step01(a * kB + (c.t1 * (-5.5f * kB) + (-1.5f * kB)));   // a > 7 : a > 1.5
   const float lo = c.t2 * (-2.0f * kB) + (-0.5f * kB);            // T = 2.5 : 0.5
   const float hi = c.t2 * (-3.0f * kB) + (-4.5f * kB);            // (10 : 5) - (2.5 : 0.5)
-  c.t3 = step01(a * S + (c.t1 * hi + lo));                        // a > 10 : 5 : 2.5 : 0.5
-  c.neg = step01(x * -S + -33554430.0f);                          // -y2 > pred(0.5) = 0.5 - 2^-25
+  c.t3 = step01(a * kB + (c.t1 * hi + lo));                       // a > 10 : 5 : 2.5 : 0.5
+  c.neg = step01(y2 * -kB + -33554430.0f);                        // -y2 > pred(0.5) = 0.5 - 2^-25
   return c;
 }
 
 KOKKOS_INLINE_FUNCTION unsigned uq_code_search(float y2) {
-  const CodeTerms c = uq_code_terms(y2, kB);
+  const CodeTerms c = uq_code_terms(y2);
   return nibble(c.t1, c.t2, c.t3, c.neg);
 }
 
-// Whether scale byte b allows the folded S = B * 2^(128-b) * p (p <= 1): S <= 2^127
-// needs b >= 27, i.e. e >= -100 (then |y2| >= 0.5 needs |x| >= 2^(b-129) / p, a normal
-// float). Groups with smaller e (values below ~1e-30) take the unfolded form.
+// Whether scale byte b allows the GPU writer to fold a group's 2^(1-e) and p (1/16 for
+// the unscaled WHT outputs, 1 for V) into one multiply, z = x * 2^(2-e) * p, before its
+// code table: b >= 27, i.e. e >= -100, where that factor is a normal power of two and a
+// value whose code is not 0 (|y2| >= 0.5) needs |x| >= 2^(b-129) / p, a normal float, so
+// z is 2 fl(x p) 2^(1-e) exactly. Groups with smaller e (values below ~1e-30) take the
+// spec's order of multiplies.
 KOKKOS_INLINE_FUNCTION bool uq_fold_ok(std::uint8_t b) { return b >= 27; }
-
-// acc + w * code with four multiply-adds: w = 16^j puts the code in nibble j, and a
-// float that starts at 2^23 holds four nibbles (a 16-bit half-word, < 2^24 in all)
-// exactly in its low mantissa bits. This packs the codes without integer shifts.
-KOKKOS_INLINE_FUNCTION float uq_code_accumulate(float x, float S, float w, float acc) {
-  const CodeTerms c = uq_code_terms(x, S);
-  acc = c.t3 * w + acc;
-  acc = c.t2 * (2.0f * w) + acc;
-  acc = c.t1 * (4.0f * w) + acc;
-  return c.neg * (8.0f * w) + acc;
-}
 
 // ultraquant::scale_byte_for_absmax in integer steps (no double arithmetic: on a GPU
 // the conversions to and from double are slow). s = fl32(A * 0.156f) = M * 2^E; for a
@@ -237,8 +225,9 @@ KOKKOS_INLINE_FUNCTION unsigned nv_code(float y) {
 }
 
 // The codes of 16 quotients y as two words, element 2j in bits 3..0 of byte j: on a
-// device the search's terms accumulated into half-words (as uq_code_accumulate), on a
-// host the counts shifted into place (which vectorise).
+// device the search's terms accumulated into half-words (w = 16^j puts a term in nibble
+// j of a float that starts at 2^23: four nibbles, exactly, in its low mantissa bits), on
+// a host the counts shifted into place (which vectorise).
 KOKKOS_INLINE_FUNCTION void nv_code_words16_search(const float* y, std::uint32_t* words) {
   std::uint32_t half[4];
   for (int h = 0; h < 4; ++h) {
