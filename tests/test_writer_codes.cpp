@@ -153,6 +153,43 @@ TEST(WriterCodes, Nvfp4SearchMatchesNearestEven) {
   EXPECT_EQ(wrong, 0) << "of " << checked;
 }
 
+// The index writer's GPU codes from x and its group's thresholds (nv_code_of_x, no
+// quotient) against the spec's code of the rounded quotient fl32(x / s), for every scale
+// byte the writer produces (1..0x7e): every float within 2^12 ulps of each s x T, both
+// signs, the packing into words, random values and the extremes.
+TEST(WriterCodes, Nvfp4CodesOfXMatchTheRoundedQuotient) {
+  long checked = 0, wrong = 0;
+  std::mt19937 rng(6);
+  for (unsigned byte = 1; byte <= 0x7eu; ++byte) {
+    const float s = uq::codec::e4m3_to_float(static_cast<std::uint8_t>(byte));
+    const uq::impl::codes::NvThresholds th = uq::impl::codes::nv_thresholds(s);
+    auto check = [&](float x) {
+      ++checked;
+      const unsigned want = uq::nvfp4::e2m1_code_nearest_even(x / s), got = uq::impl::codes::nv_code_of_x(x, th);
+      if (got != want && ++wrong <= 10)
+        ADD_FAILURE() << "s = " << s << " (byte 0x" << std::hex << byte << "), x = " << x << " (bits 0x" << float_bits(x)
+                      << std::dec << "): " << got << ", spec " << want;
+    };
+    std::vector<float> xs;
+    for (float t : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f})
+      around(t * s, 1u << 12, [&](float x) { check(x), xs.push_back(x); });
+    for (float x : {0.0f, 1e-45f, 1e-38f, 6.0f * s, 7.0f * s, 1e10f, 3.38e38f, std::numeric_limits<float>::max()})
+      check(x), check(-x);
+    std::uniform_real_distribution<float> uni(-8.0f * s, 8.0f * s);
+    for (int i = 0; i < 4096; ++i) check(uni(rng));
+    for (std::size_t g = 0; g + 16 <= xs.size(); g += 16 * 97) {
+      std::uint32_t words[2];
+      uq::impl::codes::nv_code_words16_of_x(&xs[g], th, words);
+      for (int j = 0; j < 16; ++j) {
+        const unsigned got = (words[j / 8] >> (4 * (j % 8))) & 15u;
+        const unsigned want = uq::nvfp4::e2m1_code_nearest_even(xs[g + j] / s);
+        if (got != want && ++wrong <= 10) ADD_FAILURE() << "packed x = " << xs[g + j] << ", s = " << s << ": " << got;
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0) << "of " << checked;
+}
+
 // uq_scale_byte (integer steps) against ultraquant::scale_byte_for_absmax (double
 // arithmetic): every float A of the binades where s = A * 0.156 crosses into the
 // normal range, the smallest and largest bf16-reachable ones and binade 2^0, plus
@@ -248,7 +285,7 @@ TEST(WriterCodes, BranchFreeIndexScaleMatchesTheSpec) {
 // A free function: a device lambda may not live in a test body (a private member).
 template <class F, class U>
 void run_kernel_forms(const F& dy, const F& dqx, const F& dqs, const U& uq_codes, const U& uq_table_codes,
-                      const U& nv_codes, const F& quot, const F& dA, const U& scales) {
+                      const U& nv_codes, const F& quot, const U& nv_x_codes, const F& dA, const U& scales) {
   uqtest::DeviceView<std::uint8_t*> table("table", uq::impl::codes::kCodeTable);
   Kokkos::parallel_for(
       "test::table", Kokkos::RangePolicy<uqtest::Exec>(0, uq::impl::codes::kCodeTable),
@@ -264,7 +301,10 @@ void run_kernel_forms(const F& dy, const F& dqx, const F& dqs, const U& uq_codes
       });
   Kokkos::parallel_for(
       "test::quotients", Kokkos::RangePolicy<uqtest::Exec>(0, static_cast<int>(dqx.extent(0))),
-      KOKKOS_LAMBDA(const int i) { quot(i) = uq::impl::codes::quotient(dqx(i), dqs(i), 1.0f / dqs(i)); });
+      KOKKOS_LAMBDA(const int i) {
+        quot(i) = uq::impl::codes::quotient(dqx(i), dqs(i), 1.0f / dqs(i));
+        nv_x_codes(i) = uq::impl::codes::nv_code_of_x(dqx(i), uq::impl::codes::nv_thresholds(dqs(i)));
+      });
 }
 
 // The functions as the writers' kernels compile them for this build's execution space
@@ -292,14 +332,16 @@ TEST(WriterCodes, KernelFormsMatchTheSpec) {
   auto dqs = uqtest::to_device(qs, "qs", nq);
   uqtest::DeviceView<unsigned*> uq_codes("uq", n), uq_table_codes("uq_table", n), nv_codes("nv", n);
   uqtest::DeviceView<float*> quot("quot", nq);
+  uqtest::DeviceView<unsigned*> nv_x_codes("nv_x", nq);
   const std::vector<float> As = index_scale_boundaries();
   const int na = static_cast<int>(As.size());
   auto dA = uqtest::to_device(As, "A", na);
   uqtest::DeviceView<unsigned*> scales("scales", na);
-  run_kernel_forms(dy, dqx, dqs, uq_codes, uq_table_codes, nv_codes, quot, dA, scales);
+  run_kernel_forms(dy, dqx, dqs, uq_codes, uq_table_codes, nv_codes, quot, nv_x_codes, dA, scales);
   const auto hs = uqtest::to_host(scales);
   const auto hu = uqtest::to_host(uq_codes), ht = uqtest::to_host(uq_table_codes), hn = uqtest::to_host(nv_codes);
   const auto hq = uqtest::to_host(quot);
+  const auto hx = uqtest::to_host(nv_x_codes);
   long wrong = 0;
   for (int i = 0; i < n; ++i) {
     const unsigned want_uq = uq::ultraquant::fp4_code_ties_down(ys[i] * 0.5f);
@@ -311,6 +353,10 @@ TEST(WriterCodes, KernelFormsMatchTheSpec) {
   for (int i = 0; i < nq; ++i)
     if (float_bits(hq[i]) != float_bits(qx[i] / qs[i]) && ++wrong <= 10)
       ADD_FAILURE() << "x = " << qx[i] << ", s = " << qs[i] << ": quotient " << hq[i] << ", x / s " << qx[i] / qs[i];
+  for (int i = 0; i < nq; ++i)
+    if (hx[i] != uq::nvfp4::e2m1_code_nearest_even(qx[i] / qs[i]) && ++wrong <= 10)
+      ADD_FAILURE() << "x = " << qx[i] << ", s = " << qs[i] << ": code of x " << hx[i] << ", spec "
+                    << uq::nvfp4::e2m1_code_nearest_even(qx[i] / qs[i]);
   for (int i = 0; i < na; ++i)
     if (hs[i] != uq::nvfp4::scale_byte_for_absmax(As[i]) && ++wrong <= 10)
       ADD_FAILURE() << "A = " << As[i] << ": scale byte " << hs[i] << ", spec "

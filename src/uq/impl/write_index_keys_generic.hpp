@@ -1,22 +1,23 @@
 // Generic Kokkos NVFP4 index-key writer (spec nvfp4-index.md §3), laid out for the
 // memory system.
 //
-// One vector lane per (token, scale group of 16): on a GPU a team is 16 threads (one
-// token each) of kVector = 8 lanes (one group each); on a host one thread of one lane
+// One lane per (token, scale group of 16). On a GPU a team is 128 threads: thread r takes
+// group r % 8 of token r / 8 of the team's 16 tokens, so the 8 lanes of a token are
+// neighbours (plain team threads: the same threads as 16 x 8 vector lanes took 17.1
+// against 14.3 us for 65536 tokens on the H200, docs/PERF.md §8). On a host one thread
 // does a team's 16 tokens and their 8 groups in turn. A lane needs nothing from the
 // others: it reads its 16 values (two or four 16-byte loads when the rows allow them;
 // issued together with the slot's load, before anything waits on the slot, so the two
-// memory latencies overlap), takes their absmax A, the scale
-// byte e4m3(fl32(A / 6)), and the 16 E2M1 codes of fl32(x / s), and stores the 8 code
-// bytes as two 4-byte words (page offset t*64 + 8g) and its scale byte (8192 + t*8 + g:
-// the 8 lanes of a token write 8 consecutive bytes). No exchange between the lanes (a
-// token with non-finite groups is counted by its first such group's lane, which
-// re-reads the groups before it) and no team barrier; one launch (league =
-// ceil(T / kTokens)).
+// memory latencies overlap), takes their absmax A, the scale byte e4m3(fl32(A / 6)), and
+// the 16 E2M1 codes of fl32(x / s), and stores the 8 code bytes as two 4-byte words (page
+// offset t*64 + 8g) and its scale byte (8192 + t*8 + g: the 8 lanes of a token write 8
+// consecutive bytes). No exchange between the lanes (a token with non-finite groups is
+// counted by its first such group's lane, which re-reads the groups before it) and no
+// team barrier; one launch (league = ceil(T / 16)).
 //
-// On a GPU fl32(x / s) is x * (1/s) corrected by one fused multiply-add step
-// (codes::quotient), correctly rounded like the division it replaces; the code is the
-// multiply-add search of uq/impl/writer_codes.hpp. The scale byte and its float come
+// On a GPU the codes of fl32(x / s) come from x itself, compared with s times the
+// midpoints (exactly the same codes: codes::nv_code_words16_of_x says why), by the
+// multiply-add search of uq/impl/writer_codes.hpp; no quotient is formed. The scale byte and its float come
 // from codes::nv_scale_byte / e4m3_nonnegative_to_float: the spec's rounding on the
 // bits, without the branches and integer conversions of the definitional functions.
 #pragma once
@@ -41,13 +42,13 @@ KOKKOS_INLINE_FUNCTION float key_value(bf16 x) { return codec::bf16_to_float(x);
 template <class ExecSpace, class KeyView, class SlotView, class CacheView, class CountView>
 struct WriteIndexKeysGeneric {
   static constexpr bool kHost = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
-  static constexpr int kVector = kHost ? 1 : nvfp4::kGroups;
-  static constexpr int kTokens = 16;                  // tokens a team
-  static constexpr int kThreads = kHost ? 1 : kTokens;  // threads a team (host: 1 thread, the tokens in turn)
+  static constexpr int kTokens = 16;                                     // tokens a team
+  static constexpr int kThreads = kHost ? 1 : kTokens * nvfp4::kGroups;  // threads a team (host: 1, the tokens in turn)
   using key_type = typename KeyView::non_const_value_type;
   static constexpr int kKeysPerChunk = 16 / int(sizeof(key_type));
+  static constexpr int kChunksPerGroup = nvfp4::kGroup / kKeysPerChunk;
 
-  using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kThreads * kVector, 8>,
+  using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kThreads, 8>,
                                     Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>;
   using member = typename policy::member_type;
 
@@ -88,12 +89,7 @@ struct WriteIndexKeysGeneric {
     const std::uint8_t scale_byte = finite ? codes::nv_scale_byte(codec::bits_float(amax)) : std::uint8_t{0};
     const float s = codes::e4m3_nonnegative_to_float(scale_byte);
     std::uint32_t words[2] = {0, 0};
-    if (s != 0.0f) {
-      const float r = 1.0f / s;
-      float y[nvfp4::kGroup];
-      for (int j = 0; j < nvfp4::kGroup; ++j) y[j] = codes::quotient(x[j], s, r);
-      codes::nv_code_words16(y, words);
-    }
+    if (s != 0.0f) codes::nv_group_code_words(x, s, words);
     std::uint8_t* dst = page + nvfp4::code_offset(pos, nvfp4::kGroup * g);
     for (int w = 0; w < 2; ++w) {
       if (aligned_words) wio::store4(dst + 4 * w, words[w]);
@@ -116,34 +112,66 @@ struct WriteIndexKeysGeneric {
     return true;
   }
 
-  // The slot and the key rows are loaded before anything waits on the slot (a token
-  // past the end reads the last token's keys and writes nothing), so that the two
-  // loads overlap rather than follow each other.
+  // One lane's (token, group) as loaded: the key row (the last token's for a lane past
+  // the end, which writes nothing), the slot (-1: nothing to write) and, for chunked rows,
+  // the group's raw 16-byte chunks. The slot and the rows are loaded before anything
+  // waits on the slot, so that the two loads overlap rather than follow each other.
+  struct Pending {
+    std::int64_t row = 0;
+    std::int64_t slot = -1;
+    wio::Chunk16 raw[kChunksPerGroup];
+  };
+
+  KOKKOS_INLINE_FUNCTION Pending load_pending(std::int64_t token, int g) const {
+    Pending p;
+    const bool in_range = token < num_tokens;
+    p.row = in_range ? token : num_tokens - 1;
+    p.slot = in_range ? static_cast<std::int64_t>(slots(p.row)) : std::int64_t{-1};
+    if (chunked) {
+      const auto* src = reinterpret_cast<const unsigned char*>(&keys(p.row, 0) + nvfp4::kGroup * g);
+      for (int c = 0; c < kChunksPerGroup; ++c) p.raw[c] = wio::load16(src + 16 * c);
+    }
+    return p;
+  }
+
+  // The lane's work once its loads are in: the group written (or skipped), and the
+  // counts (a bad slot once per token, by group 0's lane).
+  KOKKOS_INLINE_FUNCTION void finish(const Pending& p, int g) const {
+    if (p.slot >= num_slots) {
+      if (g == 0) count(counts, Counter::bad_slots);
+      return;
+    }
+    if (p.slot < 0) return;  // skipped token (untouched)
+    float x[nvfp4::kGroup];
+    if (chunked) {
+      for (int c = 0; c < kChunksPerGroup; ++c)
+        for (int j = 0; j < kKeysPerChunk; ++j) {
+          if constexpr (std::is_same<key_type, float>::value) x[kKeysPerChunk * c + j] = wio::float_of(p.raw[c], j);
+          else x[kKeysPerChunk * c + j] = wio::bf16_of(p.raw[c], j);
+        }
+    } else {
+      load_group(p.row, g, x);
+    }
+    std::uint8_t* page = &cache(p.slot / nvfp4::kBlockTokens, 0);
+    const int pos = static_cast<int>(p.slot % nvfp4::kBlockTokens);
+    if (!write_group(x, g, page, pos) && first_nonfinite_group(p.row, g)) count(counts, Counter::nonfinite_inputs);
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
     const std::int64_t t0 = static_cast<std::int64_t>(team.league_rank()) * kTokens;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kTokens), [&](int i) {
-      const std::int64_t token = t0 + i;
-      const bool in_range = token < num_tokens;
-      const std::int64_t row = in_range ? token : num_tokens - 1;
-      const std::int64_t slot = in_range ? static_cast<std::int64_t>(slots(row)) : std::int64_t{-1};
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nvfp4::kGroups), [&](int g) {
-        float x[nvfp4::kGroup];
-        load_group(row, g, x);
-        if (slot < 0 || slot >= num_slots) return;  // skipped token (untouched), or counted below
-        std::uint8_t* page = &cache(slot / nvfp4::kBlockTokens, 0);
-        const int pos = static_cast<int>(slot % nvfp4::kBlockTokens);
-        if (!write_group(x, g, page, pos) && first_nonfinite_group(row, g)) count(counts, Counter::nonfinite_inputs);
-      });
-      Kokkos::single(Kokkos::PerThread(team), [&]() {
-        if (slot >= num_slots) count(counts, Counter::bad_slots);
-      });
-    });
+    if constexpr (kHost) {
+      for (int i = 0; i < kTokens; ++i)
+        for (int g = 0; g < nvfp4::kGroups; ++g) finish(load_pending(t0 + i, g), g);
+    } else {
+      const int g = team.team_rank() % nvfp4::kGroups;
+      finish(load_pending(t0 + team.team_rank() / nvfp4::kGroups, g), g);
+    }
   }
 
   void launch(const ExecSpace& exec) const {
     const std::int64_t league = (num_tokens + kTokens - 1) / kTokens;
     if (league == 0) return;
-    Kokkos::parallel_for("uq::write_index_keys", policy(exec, static_cast<int>(league), kThreads, kVector), *this);
+    Kokkos::parallel_for("uq::write_index_keys", policy(exec, static_cast<int>(league), kThreads), *this);
   }
 };
 

@@ -260,6 +260,98 @@ KOKKOS_INLINE_FUNCTION void nv_code_words16(const float* y, std::uint32_t* words
 #endif
 }
 
+// The codes of x / s without the quotient (GPU index writer). For an E4M3 scale s > 0
+// and a midpoint T of nvfp4_code's search (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5), c = s T
+// is exact in fp32 (at most 4 + 3 significant bits, 2^-11 <= c <= 2240), and rounding
+// the quotient never moves it across T:
+//  * fl32(x / s) > T  <=>  x / s > T + u/2 (u = ulp(T); a tie rounds to T, whose last
+//    significand bit is 0)  <=>  x > c + d with d = s u / 2, 0 < d < ulp(c) (since
+//    s 2^e(T) <= c)  <=>  x >= next(c)  <=>  x > c;
+//  * fl32(x / s) >= T  <=>  x >= c - d  <=>  x >= c, because prev(c) = c - ulp(c)
+//    (c = s x 0.75, 1.75 or 3.5 is 3 or 7 times an E4M3 mantissa 8..15 or 1..7 times a
+//    power of two, never a power of two itself) lies below c - d.
+// So the search of nv_code_terms runs on a = |x| against per-group thresholds: "a > c"
+// for 0.25, 1.25, 2.5, 5 and "a > prev(c)" for 0.75, 1.75, 3.5, each as one saturating
+// multiply-add sat(B a - B c) with B = 2^36: when a > c, a - c >= ulp(c) >= 2^-34, so the
+// exact value is >= 4 (B a may overflow to +inf, which still gives 1); when a <= c it is
+// <= 0. The selects are the same exact steps as in nv_code_terms, all thresholds being
+// s times the same small constants (exact). tests/test_writer_codes.cpp compares the
+// codes with the spec's function of the rounded quotient for every scale byte on every
+// float within 2^12 ulps of each threshold, both signs.
+inline constexpr float kBx = 68719476736.0f;  // 2^36
+struct NvThresholds {
+  float t1;    // -B prev(1.75 s)
+  float c1;    // -B prev(0.75 s)
+  float c5;    // -B prev(3.5 s)
+  float bs;    // -B s (1.25 s - 0.25 s)
+  float q25;   // -B 0.25 s
+  float h15;   // -B 1.5 s ((5 : 2.5) - (1.25 : 0.25), the t2 step)
+  float h225;  // -B 2.25 s
+};
+KOKKOS_INLINE_FUNCTION float prev_positive(float c) { return codec::bits_float(codec::float_bits(c) - 1u); }
+// s: a scale value E4M3 byte 1..0x7e gives (2^-9 <= s <= 448).
+KOKKOS_INLINE_FUNCTION NvThresholds nv_thresholds(float s) {
+  NvThresholds t;
+  t.t1 = prev_positive(s * 1.75f) * -kBx;
+  t.c1 = prev_positive(s * 0.75f) * -kBx;
+  t.c5 = prev_positive(s * 3.5f) * -kBx;
+  t.bs = s * -kBx;
+  t.q25 = t.bs * 0.25f;
+  t.h15 = t.bs * 1.5f;
+  t.h225 = t.bs * 2.25f;
+  return t;
+}
+KOKKOS_INLINE_FUNCTION CodeTerms nv_code_terms_of_x(float x, const NvThresholds& th) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  const float a = fabsf(x);
+#else
+  const float a = codec::bits_float(codec::float_bits(x) & 0x7fffffffu);
+#endif
+  CodeTerms c;
+  c.t1 = step01(a * kBx + th.t1);                              // a >= 1.75 s
+  c.t2 = step01(a * kBx + (c.t1 * th.c5 + ((-c.t1) * th.c1 + th.c1)));  // a >= 3.5 s : 0.75 s
+  const float lo = c.t2 * th.bs + th.q25;                      // 1.25 s : 0.25 s
+  const float hi = c.t2 * th.h15 + th.h225;                    // (5 s : 2.5 s) - lo
+  c.t3 = step01(a * kBx + (c.t1 * hi + lo));                   // a > 5 s : 2.5 s : 1.25 s : 0.25 s
+  c.neg = step01(x * -kBx + th.q25);                           // -x > 0.25 s
+  return c;
+}
+KOKKOS_INLINE_FUNCTION unsigned nv_code_of_x(float x, const NvThresholds& th) {
+  const CodeTerms c = nv_code_terms_of_x(x, th);
+  return nibble(c.t1, c.t2, c.t3, c.neg);
+}
+// The 16 codes of a group as two words (as nv_code_words16), from x and its thresholds.
+KOKKOS_INLINE_FUNCTION void nv_code_words16_of_x(const float* x, const NvThresholds& th, std::uint32_t* words) {
+  std::uint32_t half[4];
+  for (int h = 0; h < 4; ++h) {
+    float acc = kMagic;
+    for (int j = 0; j < 4; ++j) {
+      const CodeTerms c = nv_code_terms_of_x(x[4 * h + j], th);
+      const float w = static_cast<float>(1 << (4 * j));
+      acc = c.t3 * w + acc;
+      acc = c.t2 * (2.0f * w) + acc;
+      acc = c.t1 * (4.0f * w) + acc;
+      acc = c.neg * (8.0f * w) + acc;
+    }
+    half[h] = codec::float_bits(acc) & 0xffffu;
+  }
+  words[0] = half[0] | (half[1] << 16);
+  words[1] = half[2] | (half[3] << 16);
+}
+
+// The 16 codes of a group with scale s > 0 (an E4M3 value): on a device from x and the
+// group's thresholds (no quotient: one reciprocal and three multiply-adds an element
+// fewer), on a host from the divided values (whose vectorised division is cheap).
+KOKKOS_INLINE_FUNCTION void nv_group_code_words(const float* x, float s, std::uint32_t* words) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  nv_code_words16_of_x(x, nv_thresholds(s), words);
+#else
+  float y[16];
+  for (int j = 0; j < 16; ++j) y[j] = x[j] / s;
+  nv_code_words16(y, words);
+#endif
+}
+
 // The group scale of the index writer without branches or conversions (the spec's
 // nvfp4::scale_byte_for_absmax and codec::e4m3_to_float branch on every range and
 // convert to and from integers: on a GPU a chain of ~60 instructions per group, a third
