@@ -270,37 +270,45 @@ KOKKOS_INLINE_FUNCTION void nv_code_words16(const float* y, std::uint32_t* words
 //  * fl32(x / s) >= T  <=>  x >= c - d  <=>  x >= c, because prev(c) = c - ulp(c)
 //    (c = s x 0.75, 1.75 or 3.5 is 3 or 7 times an E4M3 mantissa 8..15 or 1..7 times a
 //    power of two, never a power of two itself) lies below c - d.
-// So the search of nv_code_terms runs on a = |x| against per-group thresholds: "a > c"
-// for 0.25, 1.25, 2.5, 5 and "a > prev(c)" for 0.75, 1.75, 3.5, each as one saturating
-// multiply-add sat(B a - B c) with B = 2^36: when a > c, a - c >= ulp(c) >= 2^-34, so the
-// exact value is >= 4 (B a may overflow to +inf, which still gives 1); when a <= c it is
-// <= 0. The selects are the same exact steps as in nv_code_terms, all thresholds being
-// s times the same small constants (exact). tests/test_writer_codes.cpp compares the
-// codes with the spec's function of the rounded quotient for every scale byte on every
-// float within 2^12 ulps of each threshold, both signs.
+// So the search runs on a = |x| against per-group thresholds, each comparison one
+// saturating multiply-add with B = 2^36: "a > c" is sat(B a - B c), and "a >= c" is 1 -
+// u with u = [a < c] = sat(B c - B a), which needs no prev(c). Both are exact: when the
+// comparison holds the two floats differ by at least ulp(c) >= 2^-34 (a >= next(c) for
+// the strict ones; a <= prev(c) = c - ulp(c) for the others, whose c is no power of
+// two), so the exact value is >= 4 (B a may overflow to infinity, which saturates the
+// right way); otherwise it is <= 0. The binary search takes u1 = [a < 1.75 s], u2 = [a < (u1 ? 0.75 s : 3.5 s)] and
+// t3 = [a > (u1 ? (u2 ? 0.25 : 1.25) : (u2 ? 2.5 : 5)) s], every threshold an exact
+// multiply-add of a 0/1 value with s times a small constant, and the code is t3 + 2 (1 -
+// u2) + 4 (1 - u1) + 8 neg: the 6 goes into the accumulator's start. tests/
+// test_writer_codes.cpp compares the codes with the spec's function of the rounded
+// quotient for every scale byte on every float within 2^12 ulps of each threshold, both
+// signs, on the host and the device.
 inline constexpr float kBx = 68719476736.0f;  // 2^36
-struct NvThresholds {
-  float t1;    // -B prev(1.75 s)
-  float c1;    // -B prev(0.75 s)
-  float c5;    // -B prev(3.5 s)
-  float bs;    // -B s (1.25 s - 0.25 s)
-  float q25;   // -B 0.25 s
-  float h15;   // -B 1.5 s ((5 : 2.5) - (1.25 : 0.25), the t2 step)
-  float h225;  // -B 2.25 s
+struct NvThresholds {  // all B s times a constant (exact)
+  float u1;     // B 1.75 s
+  float u2d;    // -B 2.75 s (0.75 s - 3.5 s)
+  float u2c;    // B 3.5 s
+  float t3dd;   // -B 1.5 s: -(lo - hi) = -((u2 ? 0.25 : 1.25) - (u2 ? 2.5 : 5)) s, its u2 step
+  float t3dc;   // B 3.75 s
+  float t3hd;   // B 2.5 s: -(u2 ? 2.5 : 5) s, its u2 step
+  float t3hc;   // -B 5 s
+  float q25;    // -B 0.25 s (the sign: -x > 0.25 s)
 };
-KOKKOS_INLINE_FUNCTION float prev_positive(float c) { return codec::bits_float(codec::float_bits(c) - 1u); }
-// s: a scale value E4M3 byte 1..0x7e gives (2^-9 <= s <= 448).
+// s: the value of an E4M3 scale byte 1..0x7e (2^-9 <= s <= 448).
 KOKKOS_INLINE_FUNCTION NvThresholds nv_thresholds(float s) {
+  const float bs = s * kBx;
   NvThresholds t;
-  t.t1 = prev_positive(s * 1.75f) * -kBx;
-  t.c1 = prev_positive(s * 0.75f) * -kBx;
-  t.c5 = prev_positive(s * 3.5f) * -kBx;
-  t.bs = s * -kBx;
-  t.q25 = t.bs * 0.25f;
-  t.h15 = t.bs * 1.5f;
-  t.h225 = t.bs * 2.25f;
+  t.u1 = bs * 1.75f;
+  t.u2d = bs * -2.75f;
+  t.u2c = bs * 3.5f;
+  t.t3dd = bs * -1.5f;
+  t.t3dc = bs * 3.75f;
+  t.t3hd = bs * 2.5f;
+  t.t3hc = bs * -5.0f;
+  t.q25 = bs * -0.25f;
   return t;
 }
+// The search's 0/1 terms: u1, u2 (complements of nv_code_terms' t1, t2), t3 and the sign.
 KOKKOS_INLINE_FUNCTION CodeTerms nv_code_terms_of_x(float x, const NvThresholds& th) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
   const float a = fabsf(x);
@@ -308,29 +316,29 @@ KOKKOS_INLINE_FUNCTION CodeTerms nv_code_terms_of_x(float x, const NvThresholds&
   const float a = codec::bits_float(codec::float_bits(x) & 0x7fffffffu);
 #endif
   CodeTerms c;
-  c.t1 = step01(a * kBx + th.t1);                              // a >= 1.75 s
-  c.t2 = step01(a * kBx + (c.t1 * th.c5 + ((-c.t1) * th.c1 + th.c1)));  // a >= 3.5 s : 0.75 s
-  const float lo = c.t2 * th.bs + th.q25;                      // 1.25 s : 0.25 s
-  const float hi = c.t2 * th.h15 + th.h225;                    // (5 s : 2.5 s) - lo
-  c.t3 = step01(a * kBx + (c.t1 * hi + lo));                   // a > 5 s : 2.5 s : 1.25 s : 0.25 s
-  c.neg = step01(x * -kBx + th.q25);                           // -x > 0.25 s
+  c.t1 = step01(a * -kBx + th.u1);                         // u1: a < 1.75 s
+  c.t2 = step01(a * -kBx + (c.t1 * th.u2d + th.u2c));      // u2: a < (u1 ? 0.75 s : 3.5 s)
+  const float d = c.t2 * th.t3dd + th.t3dc;                // -B ((u2 ? 0.25 : 1.25) - (u2 ? 2.5 : 5)) s
+  const float h = c.t2 * th.t3hd + th.t3hc;                // -B (u2 ? 2.5 : 5) s
+  c.t3 = step01(a * kBx + (c.t1 * d + h));                 // t3: a > threshold
+  c.neg = step01(x * -kBx + th.q25);                       // -x > 0.25 s
   return c;
 }
 KOKKOS_INLINE_FUNCTION unsigned nv_code_of_x(float x, const NvThresholds& th) {
   const CodeTerms c = nv_code_terms_of_x(x, th);
-  return nibble(c.t1, c.t2, c.t3, c.neg);
+  return static_cast<unsigned>(c.t3 + 2.0f * (1.0f - c.t2) + 4.0f * (1.0f - c.t1) + 8.0f * c.neg);
 }
 // The 16 codes of a group as two words (as nv_code_words16), from x and its thresholds.
 KOKKOS_INLINE_FUNCTION void nv_code_words16_of_x(const float* x, const NvThresholds& th, std::uint32_t* words) {
   std::uint32_t half[4];
   for (int h = 0; h < 4; ++h) {
-    float acc = kMagic;
+    float acc = kMagic + 6.0f * 0x1111;  // the 6 of every nibble's 2 (1 - u2) + 4 (1 - u1)
     for (int j = 0; j < 4; ++j) {
       const CodeTerms c = nv_code_terms_of_x(x[4 * h + j], th);
       const float w = static_cast<float>(1 << (4 * j));
       acc = c.t3 * w + acc;
-      acc = c.t2 * (2.0f * w) + acc;
-      acc = c.t1 * (4.0f * w) + acc;
+      acc = c.t2 * (-2.0f * w) + acc;
+      acc = c.t1 * (-4.0f * w) + acc;
       acc = c.neg * (8.0f * w) + acc;
     }
     half[h] = codec::float_bits(acc) & 0xffffu;
