@@ -261,7 +261,7 @@ KOKKOS_INLINE_FUNCTION void nv_code_words16(const float* y, std::uint32_t* words
 }
 
 // The codes of x / s without the quotient (GPU index writer). For an E4M3 scale s > 0
-// and a midpoint T of nvfp4_code's search (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5), c = s T
+// and a midpoint T of nv_code_terms' search (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5), c = s T
 // is exact in fp32 (at most 4 + 3 significant bits, 2^-11 <= c <= 2240), and rounding
 // the quotient never moves it across T:
 //  * fl32(x / s) > T  <=>  x / s > T + u/2 (u = ulp(T); a tie rounds to T, whose last
@@ -276,7 +276,8 @@ KOKKOS_INLINE_FUNCTION void nv_code_words16(const float* y, std::uint32_t* words
 // comparison holds the two floats differ by at least ulp(c) >= 2^-34 (a >= next(c) for
 // the strict ones; a <= prev(c) = c - ulp(c) for the others, whose c is no power of
 // two), so the exact value is >= 4 (B a may overflow to infinity, which saturates the
-// right way); otherwise it is <= 0. The binary search takes u1 = [a < 1.75 s], u2 = [a < (u1 ? 0.75 s : 3.5 s)] and
+// right way); otherwise it is <= 0. The binary search takes u1 = [a < 1.75 s],
+// u2 = [a < (u1 ? 0.75 s : 3.5 s)] and
 // t3 = [a > (u1 ? (u2 ? 0.25 : 1.25) : (u2 ? 2.5 : 5)) s], every threshold an exact
 // multiply-add of a 0/1 value with s times a small constant, and the code is t3 + 2 (1 -
 // u2) + 4 (1 - u1) + 8 neg: the 6 goes into the accumulator's start. tests/
