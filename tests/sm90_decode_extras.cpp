@@ -16,7 +16,7 @@
 
 #if defined(UQ_ENABLE_SM90)
 
-#include "sm90/decode_args.hpp"  // kReduceWholeRowMinRows
+#include "sm90/decode_args.hpp"  // kReduceWholeRowMinRows, partial_lm_index
 
 namespace {
 
@@ -180,11 +180,15 @@ TEST(Sm90Decode, PlanReuseAndStagesGiveIdenticalBitsAndWriteEveryRow) {
   int empty = 0;
   const std::size_t rows = static_cast<std::size_t>(d.num_seqs) * c.num_kv_heads * plan.partitions() * c.qg;
   for (std::size_t i = 0; i < rows; ++i) {
-    ASSERT_TRUE(l[i] >= 0.0f) << i;
-    ASSERT_FALSE(std::isnan(m[i])) << i;
-    if (m[i] == -INFINITY) {
+    // partial row i = (bh, partition p, query row r); its l and m are at partial_lm_index
+    const int r = static_cast<int>(i % c.qg), p = static_cast<int>(i / c.qg % plan.partitions());
+    const auto at = static_cast<std::size_t>(uq::sm90::partial_lm_index(
+        static_cast<std::int64_t>(i / c.qg / plan.partitions()), r, p, plan.partitions(), c.qg));
+    ASSERT_TRUE(l[at] >= 0.0f) << i;
+    ASSERT_FALSE(std::isnan(m[at])) << i;
+    if (m[at] == -INFINITY) {
       ++empty;
-      ASSERT_EQ(l[i], 0.0f);
+      ASSERT_EQ(l[at], 0.0f);
       for (int e = 0; e < 256; ++e) ASSERT_EQ(partial[i * 256 + e].bits, 0u) << "empty row " << i;
     } else {
       for (int e = 0; e < 256; ++e) ASSERT_TRUE(std::isfinite(uq::codec::bf16_to_float(partial[i * 256 + e]))) << i;

@@ -143,6 +143,16 @@ struct DecodeKernelArgs : uq::impl::DecodePartitionsLaunch {
   std::uint32_t flags;
 };
 
+// ---------------------------------------------------------------- the workspace
+// Partial output rows: [sequence, KV head][partition][query row] x 256 bf16 (uq/decode.hpp).
+// Their l and m on this path: [sequence, KV head][query row][partition], so that the partitions
+// of one query row, which the reducer reads together, are contiguous (with [partition][query
+// row] the reducer's 8 blocks per row each touched every 32-byte sector of the KV head's l and m
+// for the 1 or 2 values of its row in each: 6 x the bytes at QG 6, docs/PERF.md §5.8).
+UQ_SM90_HOST_DEVICE constexpr std::int64_t partial_lm_index(std::int64_t bh, int row, int p, int partitions, int qg) {
+  return (bh * qg + row) * partitions + p;
+}
+
 // ---------------------------------------------------------------- the reducer
 constexpr int kReduceThreads = 256;
 constexpr int kReduceChunk = 32;                        // dims per block

@@ -94,8 +94,9 @@ __device__ void empty_partition(const DecodeKernelArgs& a, const Partition& w, u
           qbad[tid] ? quiet_nan() : neg_inf();
   } else if (tid < QG) {
     const bool bad = w.p == 0 && qbad[tid];
-    a.partial_l[w.row0 + tid] = bad ? quiet_nan() : 0.0f;
-    a.partial_m[w.row0 + tid] = bad ? quiet_nan() : neg_inf();
+    const std::int64_t at = partition_lm_index(a, w, tid, QG);
+    a.partial_l[at] = bad ? quiet_nan() : 0.0f;
+    a.partial_m[at] = bad ? quiet_nan() : neg_inf();
   }
 }
 
@@ -544,8 +545,9 @@ __global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
         store_bf16x4(prow + d1, o[1][0], o[1][1]);
       }
       if (warp == 0 && g == 0) {
-        a.partial_l[w.row0 + row] = bad ? quiet_nan() : lt;
-        a.partial_m[w.row0 + row] = bad ? quiet_nan() : (lt > 0.0f ? __fmul_rn(m[c], kLn2) : neg_inf());
+        const std::int64_t at = partition_lm_index(a, w, row, QG);
+        a.partial_l[at] = bad ? quiet_nan() : lt;
+        a.partial_m[at] = bad ? quiet_nan() : (lt > 0.0f ? __fmul_rn(m[c], kLn2) : neg_inf());
       }
     } else {
       std::uint16_t* const orow = a.out + w.b * a.out_stride_seq + static_cast<std::int64_t>(hq) * a.out_stride_head;

@@ -71,6 +71,11 @@ __device__ __forceinline__ SeqView locate_seq(const DecodeKernelArgs& a, unsigne
   return s;
 }
 
+// Where l and m of query row `row` of partition w go (decode_args.hpp, partial_lm_index).
+__device__ __forceinline__ std::int64_t partition_lm_index(const DecodeKernelArgs& a, const Partition& w, int row, int qg) {
+  return partial_lm_index(static_cast<std::int64_t>(w.b) * a.num_kv_heads + w.h, row, w.p, a.partitions, qg);
+}
+
 // Partition p of the sequence view s (no memory access).
 __device__ __forceinline__ Partition partition_of(const DecodeKernelArgs& a, const SeqView& s, int p, int qg) {
   Partition w;

@@ -90,9 +90,10 @@ __device__ __forceinline__ void accumulate(float (&acc)[8], float w, const uint4
 }
 
 // The query row a block reduces: (sequence b, query head hq); partial row of partition p:
-// first + p * QG with first = ((b * Hk + h) * P) * QG + r.
+// first + p * QG with first = ((b * Hk + h) * P) * QG + r; its l and m: lm + p with
+// lm = partial_lm_index(b * Hk + h, r, 0, P, QG) (decode_args.hpp).
 struct ReduceRow {
-  std::int64_t b, first;
+  std::int64_t b, first, lm;
   int hq;
 };
 __device__ __forceinline__ ReduceRow reduce_row(const ReduceKernelArgs& a, std::int64_t row) {
@@ -102,14 +103,15 @@ __device__ __forceinline__ ReduceRow reduce_row(const ReduceKernelArgs& a, std::
   x.b = row / hq_count;
   const int h = x.hq / a.qg, r = x.hq % a.qg;
   x.first = (x.b * a.num_kv_heads + h) * a.partitions * a.qg + r;
+  x.lm = partial_lm_index(x.b * a.num_kv_heads + h, r, 0, a.partitions, a.qg);
   return x;
 }
 
 __device__ __forceinline__ float load_l(const ReduceKernelArgs& a, const ReduceRow& x, int p) {
-  return a.partial_l[x.first + static_cast<std::int64_t>(p) * a.qg];
+  return a.partial_l[x.lm + p];
 }
 __device__ __forceinline__ float load_m(const ReduceKernelArgs& a, const ReduceRow& x, int p) {
-  return a.partial_m[x.first + static_cast<std::int64_t>(p) * a.qg];
+  return a.partial_m[x.lm + p];
 }
 __device__ __forceinline__ uint4 load_partial(const ReduceKernelArgs& a, const ReduceRow& x, int p, int d0) {
   return *reinterpret_cast<const uint4*>(a.partial_out + (x.first + static_cast<std::int64_t>(p) * a.qg) * kHeadDim + d0);

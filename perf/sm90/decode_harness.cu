@@ -8,6 +8,7 @@
 //   decode_harness small        one small case of each kind (for compute-sanitizer)
 //   decode_harness bench [N [I,J,..]]  the timing table (N: back-to-back calls per measurement,
 //                               default 20; I, J: indices of the shapes to run, default all)
+//   decode_harness rprobe [N [I,J,..]] where the reducer's time goes (reduce_probe below)
 //
 // Times: "single" = one call between two events (median of 9, cold inputs); "b2b" = mean of N
 // calls back to back on rotating input copies; "graph" = the same N calls captured in one CUDA
@@ -490,8 +491,9 @@ bool check_case(const Case& c, bool old = true) {
   // directly, bit-identical to partials + reducer
   if (g.P > 1) {
     std::size_t empty = 0, touched = 0;
-    for (std::int64_t r = 0; r < g.rows; ++r)
-      if (plv[r] == 0.0f) {
+    for (std::int64_t r = 0; r < g.rows; ++r)  // partial row r = (bh, p, query row); its l: partial_lm_index
+      if (plv[uq::sm90::partial_lm_index(r / c.qg / g.P, static_cast<int>(r % c.qg), static_cast<int>(r / c.qg % g.P), g.P,
+                                         c.qg)] == 0.0f) {
         ++empty;
         for (int e = 0; e < 256; ++e) touched += partial[r * 256 + e] != 0xEEEE;
       }
@@ -810,15 +812,21 @@ double copy_bandwidth() {
   return 2.0 * n / (ts[3] * 1e-6) * 1e-9;  // GB/s, read + write
 }
 
-void bench(int reps, const std::vector<Shape>& shapes) {
-  const double copy = copy_bandwidth();
-  int l2 = 0;
-  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-  std::printf("copy bandwidth (1 GiB D2D, read + write): %.1f GB/s; L2 %d MB\n", copy, l2 >> 20);
-  std::printf("%-28s %4s | %8s %8s | %8s %8s %8s %8s | %8s %8s | %6s %6s %6s\n", "shape", "P", "old 1x", "old b2b", "new 1x",
-              "new b2b", "graph", "part b2b", "SOL 1x", "SOL b2b", "%SOL", "%copy", "%SOLg");
-  for (const Shape& s : shapes) {
-    const int nb = (s.ctx + s.bs - 1) / s.bs;
+// One timed shape: rotating input copies (together more than 4x the L2), the plan's partials
+// and outputs, and the launch descriptions of copy i.
+struct TimedCase {
+  Shape s;
+  int nb = 0, copies = 0;
+  double floor_bytes = 0;
+  uq::PartitionChoice pc{};
+  std::vector<TimedInputs> ins;
+  std::uint16_t *partial = nullptr, *out = nullptr;
+  float *pl = nullptr, *pm = nullptr;
+  unsigned long long* counters = nullptr;
+  unsigned* sink = nullptr;
+
+  TimedCase(const Shape& shape, int l2) : s(shape) {
+    nb = (s.ctx + s.bs - 1) / s.bs;
     const std::int64_t blocks = static_cast<std::int64_t>(s.B) * nb;
     const std::int64_t cache_bytes = blocks * s.bs * s.Hk * 272;
     std::vector<std::int32_t> lens(s.B, s.ctx);
@@ -828,9 +836,9 @@ void bench(int reps, const std::vector<Shape>& shapes) {
     }
     double tokens = 0;
     for (int x : lens) tokens += x;
-    const double floor_bytes = tokens * s.Hk * 272.0 + 4.0 * s.B * nb + 4.0 * s.B * s.Hk * s.qg * 256;
-    int copies = static_cast<int>(std::min<std::int64_t>(8, std::max<std::int64_t>(1, (4ll * l2 + cache_bytes - 1) / cache_bytes)));
-    std::vector<TimedInputs> ins(copies);
+    floor_bytes = tokens * s.Hk * 272.0 + 4.0 * s.B * nb + 4.0 * s.B * s.Hk * s.qg * 256;
+    copies = static_cast<int>(std::min<std::int64_t>(8, std::max<std::int64_t>(1, (4ll * l2 + cache_bytes - 1) / cache_bytes)));
+    ins.resize(copies);
     std::mt19937 rng(7);
     for (int i = 0; i < copies; ++i) {
       CK(cudaMalloc(&ins[i].cache, cache_bytes));
@@ -848,100 +856,19 @@ void bench(int reps, const std::vector<Shape>& shapes) {
       CK(cudaMalloc(&ins[i].q, q.size() * 2));
       CK(cudaMemcpy(ins[i].q, q.data(), q.size() * 2, cudaMemcpyHostToDevice));
     }
-    const uq::PartitionChoice pc = uq::choose_partitions(s.B, nb, s.bs, 0);
+    pc = uq::choose_partitions(s.B, nb, s.bs, 0);
     const std::int64_t rows = static_cast<std::int64_t>(s.B) * s.Hk * pc.partitions * s.qg;
-    std::uint16_t *partial, *out;
-    float *pl, *pm;
-    unsigned long long* counters;
-    unsigned* sink;
     CK(cudaMalloc(&partial, rows * 512));
     CK(cudaMalloc(&pl, rows * 4));
     CK(cudaMalloc(&pm, rows * 4));
     CK(cudaMalloc(&out, static_cast<std::size_t>(s.B) * s.Hk * s.qg * 512));
     CK(cudaMalloc(&counters, 64));
-    CK(cudaMalloc(&sink, 4));
+    CK(cudaMalloc(&sink, 4 * 65536));
     CK(cudaMemset(counters, 0, 64));
-    auto make = [&](int i, DecodePartitionsLaunch& l, DecodeReduceLaunch& r) {
-      l = DecodePartitionsLaunch{};
-      l.stream = g_stream;
-      l.partial_out = partial;
-      l.partial_l = pl;
-      l.partial_m = pm;
-      l.counters = counters;
-      l.q = ins[i].q;
-      l.q_stride_seq = static_cast<std::int64_t>(s.Hk) * s.qg * 256;
-      l.q_stride_head = 256;
-      l.cache = ins[i].cache;
-      l.num_blocks = blocks;
-      l.block_stride = static_cast<std::int64_t>(s.bs) * s.Hk * 272;
-      l.block_size = s.bs;
-      l.num_kv_heads = s.Hk;
-      l.slot_bytes = 272;
-      l.block_tables = ins[i].tables;
-      l.table_stride_seq = nb;
-      l.max_blocks_per_seq = nb;
-      l.seq_lens = ins[i].lens;
-      l.num_seqs = s.B;
-      l.qg = s.qg;
-      l.partitions = pc.partitions;
-      l.tgpp = pc.tile_groups_per_part;
-      l.scale = 1.0f / 16.0f;
-      l.out = pc.partitions == 1 ? out : nullptr;
-      l.out_stride_seq = static_cast<std::int64_t>(s.Hk) * s.qg * 256;
-      l.out_stride_head = 256;
-      r = DecodeReduceLaunch{};
-      r.stream = g_stream;
-      r.partial_out = partial;
-      r.partial_l = pl;
-      r.partial_m = pm;
-      r.out = out;
-      r.out_stride_seq = l.out_stride_seq;
-      r.out_stride_head = 256;
-      r.num_seqs = s.B;
-      r.num_kv_heads = s.Hk;
-      r.qg = s.qg;
-      r.partitions = pc.partitions;
-    };
-    float o1, ob, n1, nb2b, ng, pb, s1, sb, sg;
-    float dummy1;
-    time_fn(
-        [&](int i) {
-          DecodePartitionsLaunch l;
-          DecodeReduceLaunch r;
-          make(i, l, r);
-          run_old(l, r);
-        },
-        copies, reps, o1, ob, nullptr);
-    time_fn(
-        [&](int i) {
-          DecodePartitionsLaunch l;
-          DecodeReduceLaunch r;
-          make(i, l, r);
-          run_new(l, r);
-        },
-        copies, reps, n1, nb2b, &ng);
-    time_fn(
-        [&](int i) {
-          DecodePartitionsLaunch l;
-          DecodeReduceLaunch r;
-          make(i, l, r);
-          uq::sm90::launch_decode_partitions(l);
-        },
-        copies, reps, dummy1, pb, nullptr);
-    time_fn(
-        [&](int i) {
-          DecodePartitionsLaunch l;
-          DecodeReduceLaunch r;
-          make(i, l, r);
-          uq::sm90::launch_decode_sol(l, sink);
-        },
-        copies, reps, s1, sb, &sg);
-    std::vector<unsigned long long> cnt(8);
-    CK(cudaMemcpy(cnt.data(), counters, 64, cudaMemcpyDeviceToHost));
-    std::printf("%-28s %4d | %8.1f %8.1f | %8.1f %8.1f %8.1f %8.1f | %8.1f %8.1f | %6.1f %6.1f %6.1f%s\n", s.name().c_str(),
-                pc.partitions, o1, ob, n1, nb2b, ng, pb, s1, sb, 100.0 * sb / nb2b, 100.0 * floor_bytes / (nb2b * 1e-6) * 1e-9 / copy,
-                100.0 * sg / ng, (cnt[0] | cnt[1] | cnt[2] | cnt[4]) ? "  (counters nonzero!)" : "");
-    std::fflush(stdout);
+  }
+  TimedCase(const TimedCase&) = delete;
+  TimedCase& operator=(const TimedCase&) = delete;
+  ~TimedCase() {
     for (auto& x : ins) {
       cudaFree(x.cache);
       cudaFree(x.tables);
@@ -954,6 +881,182 @@ void bench(int reps, const std::vector<Shape>& shapes) {
     cudaFree(out);
     cudaFree(counters);
     cudaFree(sink);
+  }
+
+  void make(int i, DecodePartitionsLaunch& l, DecodeReduceLaunch& r) const {
+    l = DecodePartitionsLaunch{};
+    l.stream = g_stream;
+    l.partial_out = partial;
+    l.partial_l = pl;
+    l.partial_m = pm;
+    l.counters = counters;
+    l.q = ins[i].q;
+    l.q_stride_seq = static_cast<std::int64_t>(s.Hk) * s.qg * 256;
+    l.q_stride_head = 256;
+    l.cache = ins[i].cache;
+    l.num_blocks = static_cast<std::int64_t>(s.B) * nb;
+    l.block_stride = static_cast<std::int64_t>(s.bs) * s.Hk * 272;
+    l.block_size = s.bs;
+    l.num_kv_heads = s.Hk;
+    l.slot_bytes = 272;
+    l.block_tables = ins[i].tables;
+    l.table_stride_seq = nb;
+    l.max_blocks_per_seq = nb;
+    l.seq_lens = ins[i].lens;
+    l.num_seqs = s.B;
+    l.qg = s.qg;
+    l.partitions = pc.partitions;
+    l.tgpp = pc.tile_groups_per_part;
+    l.scale = 1.0f / 16.0f;
+    l.out = pc.partitions == 1 ? out : nullptr;
+    l.out_stride_seq = static_cast<std::int64_t>(s.Hk) * s.qg * 256;
+    l.out_stride_head = 256;
+    r = DecodeReduceLaunch{};
+    r.stream = g_stream;
+    r.partial_out = partial;
+    r.partial_l = pl;
+    r.partial_m = pm;
+    r.out = out;
+    r.out_stride_seq = l.out_stride_seq;
+    r.out_stride_head = 256;
+    r.num_seqs = s.B;
+    r.num_kv_heads = s.Hk;
+    r.qg = s.qg;
+    r.partitions = pc.partitions;
+  }
+  template <class F>
+  void time(F&& f, int reps, float& single, float& b2b, float* graph) const {
+    time_fn(
+        [&](int i) {
+          DecodePartitionsLaunch l;
+          DecodeReduceLaunch r;
+          make(i, l, r);
+          f(l, r);
+        },
+        copies, reps, single, b2b, graph);
+  }
+};
+
+void bench(int reps, const std::vector<Shape>& shapes) {
+  const double copy = copy_bandwidth();
+  int l2 = 0;
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  std::printf("copy bandwidth (1 GiB D2D, read + write): %.1f GB/s; L2 %d MB\n", copy, l2 >> 20);
+  std::printf("%-28s %4s | %8s %8s | %8s %8s %8s %8s | %8s %8s | %6s %6s %6s\n", "shape", "P", "old 1x", "old b2b", "new 1x",
+              "new b2b", "graph", "part b2b", "SOL 1x", "SOL b2b", "%SOL", "%copy", "%SOLg");
+  for (const Shape& s : shapes) {
+    const TimedCase c(s, l2);
+    float o1, ob, n1, nb2b, ng, pb, s1, sb, sg;
+    float dummy1;
+    c.time([](const DecodePartitionsLaunch& l, const DecodeReduceLaunch& r) { run_old(l, r); }, reps, o1, ob, nullptr);
+    c.time([](const DecodePartitionsLaunch& l, const DecodeReduceLaunch& r) { run_new(l, r); }, reps, n1, nb2b, &ng);
+    c.time([](const DecodePartitionsLaunch& l, const DecodeReduceLaunch&) { uq::sm90::launch_decode_partitions(l); }, reps,
+           dummy1, pb, nullptr);
+    c.time([&](const DecodePartitionsLaunch& l, const DecodeReduceLaunch&) { uq::sm90::launch_decode_sol(l, c.sink); }, reps,
+           s1, sb, &sg);
+    std::vector<unsigned long long> cnt(8);
+    CK(cudaMemcpy(cnt.data(), c.counters, 64, cudaMemcpyDeviceToHost));
+    std::printf("%-28s %4d | %8.1f %8.1f | %8.1f %8.1f %8.1f %8.1f | %8.1f %8.1f | %6.1f %6.1f %6.1f%s\n", s.name().c_str(),
+                c.pc.partitions, o1, ob, n1, nb2b, ng, pb, s1, sb, 100.0 * sb / nb2b,
+                100.0 * c.floor_bytes / (nb2b * 1e-6) * 1e-9 / copy, 100.0 * sg / ng,
+                (cnt[0] | cnt[1] | cnt[2] | cnt[4]) ? "  (counters nonzero!)" : "");
+    std::fflush(stdout);
+  }
+}
+
+// Probes of the reducer's cost at few rows (mode rprobe): the chunk reducer's grid and launch
+// (8 blocks of 256 threads per query row, programmatic serialization), doing only a prefix of
+// its work. Stage 0: griddepcontrol.wait only; 1: + l and m of the thread's 8 partitions and
+// their maximum; 2: + the partial rows of those with l > 0 (loaded after l, as the reducer must);
+// 3: one l a thread; 4: stage 1 after an L2 prefetch (issued before the wait) of the l and m
+// lines; 5: stage 2 after a prefetch of those and of the partial rows. The results feed a store
+// that never happens, so the loads stay.
+template <int kStage>
+__global__ void __launch_bounds__(256) reduce_probe_kernel(const DecodeReduceLaunch a, unsigned* sink) {
+  const int tid = threadIdx.x, chunk = static_cast<int>(blockIdx.x % 8);
+  const std::int64_t row = blockIdx.x / 8;
+  const int hq_count = a.num_kv_heads * a.qg, hq = static_cast<int>(row % hq_count);
+  const std::int64_t first = (row / hq_count * a.num_kv_heads + hq / a.qg) * a.partitions * a.qg + hq % a.qg;
+  const std::int64_t lm = uq::sm90::partial_lm_index(row / hq_count * a.num_kv_heads + hq / a.qg, hq % a.qg, 0, a.partitions, a.qg);
+  const int strand = tid / 4, d0 = chunk * 32 + 8 * (tid % 4);
+  if constexpr (kStage >= 4) {
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const int p = strand + 64 * u;
+      if (p >= a.partitions) break;
+      asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.partial_l + lm + p));
+      asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.partial_m + lm + p));
+      if (kStage == 5)
+        asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.partial_out + (first + static_cast<std::int64_t>(p) * a.qg) * 256 + d0));
+    }
+  }
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  unsigned acc = 0;
+  if constexpr (kStage == 3) acc = __float_as_uint(a.partial_l[lm + strand]);
+  if constexpr (kStage == 1 || kStage == 2 || kStage >= 4) {
+    float lv[8], mv[8], mx = -INFINITY;
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const int p = strand + 64 * u;
+      lv[u] = p < a.partitions ? a.partial_l[lm + p] : 0.0f;
+      mv[u] = p < a.partitions ? a.partial_m[lm + p] : -INFINITY;
+    }
+#pragma unroll
+    for (int u = 0; u < 8; ++u)
+      if (lv[u] > 0.0f) mx = fmaxf(mx, mv[u]);
+    acc = __float_as_uint(mx);
+    if constexpr (kStage == 2 || kStage == 5) {
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        if (lv[u] > 0.0f) {
+          const uint4 v = *reinterpret_cast<const uint4*>(
+              a.partial_out + (first + static_cast<std::int64_t>(strand + 64 * u) * a.qg) * 256 + d0);
+          acc ^= v.x ^ v.y ^ v.z ^ v.w;
+        }
+    }
+  }
+  if (acc == 0x01234567u) sink[blockIdx.x & 65535] = acc;
+}
+
+template <int kStage>
+void launch_reduce_probe(const DecodeReduceLaunch& r, unsigned* sink) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(static_cast<std::int64_t>(r.num_seqs) * r.num_kv_heads * r.qg * 8));
+  cfg.blockDim = dim3(256);
+  cfg.stream = g_stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CK(cudaLaunchKernelEx(&cfg, reduce_probe_kernel<kStage>, r, sink));
+}
+
+// Where the reducer's time goes at few rows: b2b per call of the partition kernel alone, with
+// the reducer, with each probe in its place, and of the reducer and probe 2 alone.
+void reduce_probe(int reps, const std::vector<Shape>& shapes) {
+  int l2 = 0;
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  std::printf("%-28s %4s | %8s %8s | %8s %8s %8s %8s %8s %8s | %8s %8s\n", "shape", "P", "part", "+reduce", "+probe0",
+              "+probe1", "+probe2", "+probe3", "+probe4", "+probe5", "reduce", "probe2");
+  for (const Shape& s : shapes) {
+    const TimedCase c(s, l2);
+    float x, part, full, p0, p1, p2, p3, p4, p5, ra, pa;
+    using L = DecodePartitionsLaunch;
+    using R = DecodeReduceLaunch;
+    c.time([](const L& l, const R&) { uq::sm90::launch_decode_partitions(l); }, reps, x, part, nullptr);
+    c.time([](const L& l, const R& r) { run_new(l, r); }, reps, x, full, nullptr);
+    c.time([&](const L& l, const R& r) { uq::sm90::launch_decode_partitions(l); launch_reduce_probe<0>(r, c.sink); }, reps, x, p0, nullptr);
+    c.time([&](const L& l, const R& r) { uq::sm90::launch_decode_partitions(l); launch_reduce_probe<1>(r, c.sink); }, reps, x, p1, nullptr);
+    c.time([&](const L& l, const R& r) { uq::sm90::launch_decode_partitions(l); launch_reduce_probe<2>(r, c.sink); }, reps, x, p2, nullptr);
+    c.time([&](const L& l, const R& r) { uq::sm90::launch_decode_partitions(l); launch_reduce_probe<3>(r, c.sink); }, reps, x, p3, nullptr);
+    c.time([&](const L& l, const R& r) { uq::sm90::launch_decode_partitions(l); launch_reduce_probe<4>(r, c.sink); }, reps, x, p4, nullptr);
+    c.time([&](const L& l, const R& r) { uq::sm90::launch_decode_partitions(l); launch_reduce_probe<5>(r, c.sink); }, reps, x, p5, nullptr);
+    c.time([](const L&, const R& r) { uq::sm90::launch_decode_reduce(r); }, reps, x, ra, nullptr);
+    c.time([&](const L&, const R& r) { launch_reduce_probe<2>(r, c.sink); }, reps, x, pa, nullptr);
+    std::printf("%-28s %4d | %8.2f %8.2f | %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f | %8.2f %8.2f\n", s.name().c_str(),
+                c.pc.partitions, part, full, p0, p1, p2, p3, p4, p5, ra, pa);
+    std::fflush(stdout);
   }
 }
 
@@ -970,7 +1073,7 @@ int main(int argc, char** argv) {
       std::printf("%s: %d failing cases\n", mode.c_str(), g_failures);
       return g_failures ? 1 : 0;
     }
-    if (mode == "bench" || mode == "ncu") {
+    if (mode == "bench" || mode == "ncu" || mode == "rprobe") {
       const int reps = argc > 2 ? std::atoi(argv[2]) : 20;
       std::vector<Shape> shapes = {{4, 75000, 6, 1, 64},  {1, 131072, 6, 1, 64}, {16, 131072, 6, 1, 64}, {64, 131072, 6, 1, 64},
                                    {4, 65536, 8, 1, 64},  {4, 65536, 16, 1, 64}, {4, 75000, 6, 1, 16},   {4, 75000, 6, 1, 256},
@@ -987,7 +1090,8 @@ int main(int argc, char** argv) {
         }
         shapes = pick;
       }
-      bench(reps, shapes);
+      if (mode == "rprobe") reduce_probe(reps, shapes);
+      else bench(reps, shapes);
       return 0;
     }
   } catch (const std::exception& e) {

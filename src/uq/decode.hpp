@@ -232,7 +232,9 @@ class DecodePlan {
   const DecodeShape& shape() const { return shape_; }
   const DecodeConfig& config() const { return cfg_; }
   // The workspace's partial results: [max_seqs][num_kv_heads][P][qg] rows. A row's partial
-  // output holds data only where its l > 0 (tests, benchmarks).
+  // output holds data only where its l > 0 (tests, benchmarks). Their l and m are in the same
+  // row order, except on the sm90 path: [max_seqs][num_kv_heads][qg][P] there (each query row's
+  // partitions together for its reducer, arch/sm90/decode_args.hpp partial_lm_index).
   const impl::DecodePartials<memory_space>& partials() const { return partials_; }
 
   Status status() const { return counters_.read(exec_); }
