@@ -1,11 +1,11 @@
 # uq_add_tuned_path(<name> DIRECTORY <dir> [LINK_IF <condition>...]): the one CMake call a tuned
-# path needs (its C++ side is a row of uq::kTunedPaths and a specialisation of
-# uq::impl::TunedPath, src/uq/impl/tuned_path.hpp).
+# path needs (its C++ side is a row of uq::kTunedPaths, a specialisation of uq::impl::TunedSpace
+# and one of uq::impl::TunedOp per operation it implements, src/uq/impl/tuned_path.hpp).
 #
 # <dir> builds the path's static library uq_<name> however its language needs (arch/sm90: nvcc
 # custom commands; arch: clang-22 offload bundles) and gives it the usage requirements a caller
 # needs, among them the UQ_ENABLE_<NAME> definition that makes src/uq/impl/tuned_path.hpp include
-# the path's specialisation. When the LINK_IF condition holds (an if() condition; default: true),
+# the path's specialisations. When the LINK_IF condition holds (an if() condition; default: true),
 # uq::uq links uq_<name> and the library is installed with uq's package; otherwise the folder is
 # only built for its own checks (the gfx950 folder also builds the emulator and the ISA checks in
 # builds without Kokkos HIP). A folder named by several calls is added once.

@@ -299,7 +299,7 @@ void register_all(bool full) {
       shapes.push_back(x);
   for (const auto& s : shapes) {
     reg("decode/" + s.name(), [=](benchmark::State& st) { bench_decode(st, s, Stage::Both, uq::Backend::Auto); });
-    if (uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_paths()) != uq::Path::Generic)
+    if (uq::impl::DecodeDispatch<Exec>::tuned_path(uq::impl::device_info(Exec())) != uq::Path::Generic)
       reg("decode_generic/" + s.name(),
           [=](benchmark::State& st) { bench_decode(st, s, Stage::Both, uq::Backend::Generic); });
   }

@@ -160,8 +160,7 @@ void register_all(bool full) {
     for (const auto& ql_h : {std::pair<int, int>{2, 1}, {2, 4}, {4, 4}}) shapes.push_back({4, ctx, ql_h.first, ql_h.second});
   }
   // Where a tuned scorer runs, the generic path on the same shapes too (score_generic/...).
-  const bool native = uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_paths()) !=
-                      uq::Path::Generic;
+  const bool native = uq::impl::ScoreDispatch<Exec>::tuned_path(uq::impl::device_info(Exec())) != uq::Path::Generic;
   auto reg = [](const std::string& name, ScoreShapeArgs s, uq::Backend backend) {
     benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { bench_score(st, s, backend); })
         ->UseManualTime()

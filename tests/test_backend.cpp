@@ -20,73 +20,85 @@ DeviceInfo dev(ExecKind k, const char* arch, const char* name = "dev") {
   return d;
 }
 
-TEST(Backend, AutoTakesNativeOnlyWhereBuiltAndEligible) {
-  const BuiltPaths both = BuiltPaths::of({Path::Gfx950, Path::Sm90}), none;
+// The first step of the choice (the device and what the build has), through the table of
+// tuned paths: a device takes a row's path where its kind and architecture match, the path is
+// built and it implements the operation.
+TEST(Backend, CandidateIsTheDevicesBuiltPathThatImplementsTheOperation) {
+  const BuiltPaths all = BuiltPaths::of({Path::Gfx950, Path::Sm90, Path::HostSimd}), none;
   const DeviceInfo mi355 = dev(ExecKind::Hip, "gfx950:sramecc+:xnack-"), h200 = dev(ExecKind::Cuda, "sm_90");
   const DeviceInfo mi300 = dev(ExecKind::Hip, "gfx942"), b200 = dev(ExecKind::Cuda, "sm_100");
   const DeviceInfo host = dev(ExecKind::OpenMP, "");
-  EXPECT_EQ(uq::select_path("f", mi355, Backend::Auto, true, both), Path::Gfx950);
-  EXPECT_EQ(uq::select_path("f", h200, Backend::Auto, true, both), Path::Sm90);
-  EXPECT_EQ(uq::select_path("f", mi355, Backend::Auto, false, both), Path::Generic);  // ineligible shape
-  EXPECT_EQ(uq::select_path("f", mi355, Backend::Auto, true, none), Path::Generic);   // not built
-  EXPECT_EQ(uq::select_path("f", mi300, Backend::Auto, true, both), Path::Generic);
-  EXPECT_EQ(uq::select_path("f", b200, Backend::Auto, true, both), Path::Generic);
-  EXPECT_EQ(uq::select_path("f", host, Backend::Auto, true, both), Path::Generic);
-  EXPECT_EQ(uq::select_path("f", h200, Backend::Generic, true, both), Path::Generic);
-  // a HIP gfx950 device must not pick the CUDA kernels, nor the reverse
-  EXPECT_EQ(uq::select_path("f", mi355, Backend::Auto, true, BuiltPaths::of({Path::Sm90})), Path::Generic);
-  EXPECT_EQ(uq::select_path("f", h200, Backend::Auto, true, BuiltPaths::of({Path::Gfx950})), Path::Generic);
+  auto auto_path = [&](const DeviceInfo& d, const BuiltPaths& built, const BuiltPaths& with_op) {
+    return uq::choose_candidate("f", "op", d, Backend::Auto, built, with_op).path;
+  };
+  EXPECT_EQ(auto_path(mi355, all, all), Path::Gfx950);
+  EXPECT_EQ(auto_path(h200, all, all), Path::Sm90);
+  EXPECT_EQ(auto_path(host, all, all), Path::HostSimd);
+  EXPECT_EQ(auto_path(mi355, none, none), Path::Generic);  // not built
+  EXPECT_EQ(auto_path(mi300, all, all), Path::Generic);
+  EXPECT_EQ(auto_path(b200, all, all), Path::Generic);
+  EXPECT_EQ(auto_path(h200, all, BuiltPaths::of({Path::Gfx950, Path::HostSimd})), Path::Generic);  // no sm90 kernel
+  EXPECT_EQ(uq::choose_candidate("f", "op", h200, Backend::Generic, all, all).path, Path::Generic);
+  // a HIP gfx950 device must not pick the CUDA kernels, nor the reverse, nor a GPU the host's
+  EXPECT_EQ(auto_path(mi355, BuiltPaths::of({Path::Sm90, Path::HostSimd}), BuiltPaths::of({Path::Sm90, Path::HostSimd})),
+            Path::Generic);
+  EXPECT_EQ(auto_path(h200, BuiltPaths::of({Path::Gfx950}), BuiltPaths::of({Path::Gfx950})), Path::Generic);
+  for (ExecKind k : {ExecKind::Serial, ExecKind::OpenMP, ExecKind::Threads})
+    EXPECT_EQ(auto_path(dev(k, ""), all, all), Path::HostSimd);
+  EXPECT_EQ(auto_path(dev(ExecKind::Sycl, ""), all, all), Path::Generic);
 }
 
-TEST(Backend, NativeIsAnErrorWhereNoNativePathExists) {
-  const BuiltPaths both = BuiltPaths::of({Path::Gfx950, Path::Sm90});
-  EXPECT_EQ(uq::select_path("f", dev(ExecKind::Cuda, "sm_90"), Backend::Native, true, both), Path::Sm90);
-  uqtest::expect_error(
-      [&] { uq::select_path("uq::decode", dev(ExecKind::Serial, "", "Serial (host)"), Backend::Native, true, both); },
-      {"uq::decode", "config.backend", "Backend::Native on Serial (host)"});
-  uqtest::expect_error([&] { uq::select_path("uq::score", dev(ExecKind::Cuda, "sm_80", "A100"), Backend::Native, true, both); },
-                       {"uq::score", "A100 (sm_80)"});
-  uqtest::expect_error([&] { uq::select_path("f", dev(ExecKind::Cuda, "sm_90"), Backend::Native, false, both); },
-                       {"ineligible shape"});
-}
-
-// The per-call choice: a tuned path's rejection (its launcher's checks on the call's
-// arguments) sends Auto to the generic path with the reason, and makes Native an error that
-// carries it; Generic and devices without a tuned path say why too.
-TEST(Backend, ChoosePathFallsBackWithAReasonOrThrowsForNative) {
-  const BuiltPaths both = BuiltPaths::of({Path::Gfx950, Path::Sm90});
+// Why a call is not on a tuned path, and Native's errors: no path for the device, a path
+// without the operation's kernel, or a launcher that cannot take the call's arguments.
+TEST(Backend, ChoiceFallsBackWithAReasonOrThrowsForNative) {
+  const BuiltPaths all = BuiltPaths::of({Path::Gfx950, Path::Sm90, Path::HostSimd});
+  const BuiltPaths no_sm90_op = BuiltPaths::of({Path::Gfx950});
   const DeviceInfo h200 = dev(ExecKind::Cuda, "sm_90", "NVIDIA H200"), a100 = dev(ExecKind::Cuda, "sm_80", "A100");
   const std::string why = "uq::sm90::launch_score: argument 'q': expected a 16-byte aligned view, got 3";
-  uq::PathChoice c = uq::choose_path("uq::score", h200, Backend::Auto, "", both);
+  uq::PathChoice c = uq::choose_candidate("uq::score", "index scorer", h200, Backend::Auto, all, all);
   EXPECT_EQ(c.path, Path::Sm90);
   EXPECT_EQ(c.reason, "");
-  c = uq::choose_path("uq::score", h200, Backend::Auto, why, both);
-  EXPECT_EQ(c.path, Path::Generic);
-  EXPECT_EQ(c.reason, "sm90 cannot take this call: " + why);
-  c = uq::choose_path("uq::score", h200, Backend::Generic, why, both);
+  EXPECT_EQ(uq::refine_choice("uq::score", c, Backend::Auto, "").path, Path::Sm90);
+  const uq::PathChoice fallback = uq::refine_choice("uq::score", c, Backend::Auto, why);
+  EXPECT_EQ(fallback.path, Path::Generic);
+  EXPECT_EQ(fallback.reason, "sm90 cannot take this call: " + why);
+  uqtest::expect_error([&] { uq::refine_choice("uq::score", c, Backend::Native, why); },
+                       {"uq::score", "config.backend", "sm90 kernel", why, "Backend::Auto would take the generic path"});
+  c = uq::choose_candidate("uq::score", "index scorer", h200, Backend::Generic, all, all);
   EXPECT_EQ(c.path, Path::Generic);
   EXPECT_EQ(c.reason, "Backend::Generic requested");
-  c = uq::choose_path("uq::score", a100, Backend::Auto, "", both);
+  c = uq::choose_candidate("uq::score", "index scorer", a100, Backend::Auto, all, all);
   EXPECT_EQ(c.path, Path::Generic);
   EXPECT_EQ(c.reason, "no tuned path for A100 (sm_80) in this build");
-  uqtest::expect_error([&] { uq::choose_path("uq::score", h200, Backend::Native, why, both); },
-                       {"uq::score", "config.backend", "sm90 kernel", why, "Backend::Auto would take the generic path"});
-  uqtest::expect_error([&] { uq::choose_path("uq::decode", a100, Backend::Native, "", both); },
-                       {"uq::decode", "Backend::Native on A100 (sm_80)"});
+  c = uq::choose_candidate("uq::decode", "decode variant", h200, Backend::Auto, all, no_sm90_op);
+  EXPECT_EQ(c.path, Path::Generic);
+  EXPECT_EQ(c.reason, "sm90 has no decode variant kernel");
+  uqtest::expect_error([&] { uq::choose_candidate("uq::decode", "decode partitions", a100, Backend::Native, all, all); },
+                       {"uq::decode", "config.backend", "native uq path", "Backend::Native on A100 (sm_80)"});
+  uqtest::expect_error(
+      [&] { uq::choose_candidate("uq::decode", "decode partitions", dev(ExecKind::Serial, "", "Serial (host)"),
+                                 Backend::Native, all, no_sm90_op); },
+      {"uq::decode", "config.backend", "Backend::Native on Serial (host)", "host-simd has no decode partitions kernel"});
+  uqtest::expect_error([&] { uq::choose_candidate("uq::decode", "decode variant", h200, Backend::Native, all, no_sm90_op); },
+                       {"uq::decode", "config.backend", "implements decode variant", "sm90 has no decode variant kernel"});
 }
 
-// Auto on this build's default space: generic on the host backends; the Hopper kernels in a
-// CUDA build run on a compute capability 9.x device; generic on any other GPU.
+// Auto on this build's default space: the Hopper kernels in a CUDA build on a compute
+// capability 9.x device, the gfx950 ones on a gfx950; generic decode and scorer everywhere else
+// (the host path has neither).
 TEST(Backend, ThisBuildsDefaultSpaceTakesItsNativePathOnlyWhereBuilt) {
   const DeviceInfo d = uq::impl::device_info(uqtest::Exec());
   EXPECT_FALSE(d.name.empty());
-  const Path got = uq::select_path("f", d, Backend::Auto, true, uq::impl::built_paths());
+  const Path decode = uq::impl::DecodeDispatch<uqtest::Exec>::tuned_path(d);
+  const Path score = uq::impl::ScoreDispatch<uqtest::Exec>::tuned_path(d);
   const bool hopper = d.kind == ExecKind::Cuda && d.arch.rfind("sm_90", 0) == 0;
-  if (hopper && uq::impl::built_paths().has(uq::Path::Sm90))
-    EXPECT_EQ(got, Path::Sm90);
-  else if (d.kind != ExecKind::Hip)
-    EXPECT_EQ(got, Path::Generic) << d.name << " (" << d.arch << ")";
-  EXPECT_EQ(got, uq::native_path_for(d, uq::impl::built_paths()));
+  if (hopper && uq::impl::built_paths().has(Path::Sm90)) {
+    EXPECT_EQ(decode, Path::Sm90);
+    EXPECT_EQ(score, Path::Sm90);
+  } else if (d.kind != ExecKind::Hip) {
+    EXPECT_EQ(decode, Path::Generic) << d.name << " (" << d.arch << ")";
+    EXPECT_EQ(score, Path::Generic) << d.name << " (" << d.arch << ")";
+  }
 }
 
 // The launcher's algorithm (spec ultraquant.md §5) on the worked cases of

@@ -49,7 +49,7 @@ TEST(Decode, StridedOutputAndPlanReuseGiveIdenticalBits) {
   }
   EXPECT_TRUE(plan.status().ok());
   // Auto: the tuned path where this build and device have one, else generic.
-  EXPECT_EQ(plan.path(), uq::native_path_for(plan.device(), uq::impl::built_paths()));
+  EXPECT_EQ(plan.path(), uq::impl::DecodeDispatch<Exec>::tuned_path(plan.device()));
 }
 
 TEST(Decode, PartitionsThenReduceEqualsRun) {

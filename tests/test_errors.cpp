@@ -86,7 +86,7 @@ TEST(Errors, DecodeConfigAndAliasing) {
   cfg.backend = uq::Backend::Native;
   // Native is an error wherever this build has no tuned decode kernel for the device (every
   // host build); on an H200 it runs them (tests/test_sm90_decode.cpp).
-  if (uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_paths()) == uq::Path::Generic)
+  if (uq::impl::DecodeDispatch<Exec>::tuned_path(uq::impl::device_info(Exec())) == uq::Path::Generic)
     expect_error([&] { uq::decode(a.q, a.cache, a.tables, a.lens, a.out, cfg); },
                  {"uq::decode", "config.backend", "Backend::Native on"});
   else
@@ -133,7 +133,9 @@ TEST(Errors, WriteKv) {
   expect_error([&] { uq::write_kv(k, v, slots, Cache("c", 2, 20, 1, 272)); }, {"block_size", "got 20"});
   uq::WriteKvConfig cfg;
   cfg.backend = uq::Backend::Native;
-  expect_error([&] { uq::write_kv(k, v, slots, cache, cfg); }, {"config.backend", "Auto or Generic", "got Native"});
+  // No tuned path has a KV cache writer: Native is an error on every device.
+  expect_error([&] { uq::write_kv(k, v, slots, cache, cfg); },
+               {"uq::write_kv", "config.backend", "implements KV cache writer", "Backend::Native on"});
   // the cache overlapping k's memory
   DeviceView<std::uint8_t*> raw("raw", 3 * 256 * 2 + 16 * 272);
   Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem, Kokkos::MemoryUnmanaged> k_in(reinterpret_cast<uq::bf16*>(raw.data()), 3, 1, 256);

@@ -301,14 +301,14 @@ struct RunResult {
 // scorer for it (host builds: generic only, so no extra run in CI).
 inline std::vector<uq::Backend> backends_to_test() {
   std::vector<uq::Backend> b{uq::Backend::Generic};
-  if (uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_paths()) != uq::Path::Generic)
+  if (uq::impl::ScoreDispatch<Exec>::tuned_path(uq::impl::device_info(Exec())) != uq::Path::Generic)
     b.push_back(uq::Backend::Native);
   return b;
 }
 
 inline uq::Path expected_path(uq::Backend backend, const uq::DeviceInfo& device) {
   return backend == uq::Backend::Generic ? uq::Path::Generic
-                                         : uq::native_path_for(device, uq::impl::built_paths());
+                                         : uq::impl::ScoreDispatch<Exec>::tuned_path(device);
 }
 
 // Runs uq::ScorePlan (check = false) on device copies of the case, q and scores either

@@ -255,7 +255,7 @@ TEST(IndexScore, HostErrors) {
   bad.backend = uq::Backend::Native;
   // Native is an error wherever this build has no tuned scorer for the device (every host
   // build); on an H200 with the sm90 kernels it runs them (tests/test_sm90_score.cpp).
-  if (uq::native_path_for(uq::impl::device_info(Exec()), uq::impl::built_paths()) == uq::Path::Generic)
+  if (uq::impl::ScoreDispatch<Exec>::tuned_path(uq::impl::device_info(Exec())) == uq::Path::Generic)
     expect_error(call(q, cache, tables, lens, scores, bad),
                  {"uq::score", "'config.backend'", "native uq path", "Backend::Native on"});
   else

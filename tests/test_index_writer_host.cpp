@@ -220,7 +220,7 @@ void check_against_generic(std::int64_t T, std::uint64_t seed) {
   kernel.chunked = uq::impl::wio::rows_are_chunked(keys);
   kernel.aligned_words = uq::impl::wio::words_are_aligned(generic, 4);
   kernel.launch(Exec{});
-  ih::launch(Exec{}, keys, slots, host, ch.view());
+  ih::launch<KeyT, std::int64_t>(Exec{}, uq::impl::index_key_write_launch(keys, slots, host, ch.view()));
   Exec{}.fence();
   long diff = 0;
   for (std::size_t i = 0; i < generic.size(); ++i)

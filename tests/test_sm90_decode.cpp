@@ -27,7 +27,7 @@ TEST(Sm90Decode, NotBuiltHereSoNeverSelected) {
   // Without arch/sm90 (a non-CUDA build) the dispatch must not claim the path.
   EXPECT_FALSE(uq::impl::built_paths().has(uq::Path::Sm90));
   const uq::DeviceInfo d = uq::impl::device_info(Exec());
-  EXPECT_EQ(uq::select_path("uq::decode", d, uq::Backend::Auto, true, uq::impl::built_paths()), uq::Path::Generic);
+  EXPECT_NE(uq::impl::DecodeDispatch<Exec>::tuned_path(d), uq::Path::Sm90);
 }
 
 }  // namespace

@@ -2,10 +2,10 @@
 // description (each failure a uq::Error naming the argument, the expectation and the value),
 // the kernel arguments derived from it (softmax scale folded with the K operand's 2^-6 and
 // log2(e), the copy-engine or synchronous loads from the cache's alignment, the 1-block stride
-// rule, P = 1 writing out directly), the grid sizes and the shared-memory budgets. Plain C++: arch/sm90/launch_checks.hpp needs no GPU, so CI runs
+// rule, P = 1 writing out directly), the grid sizes and the shared-memory budgets. Plain C++: arch/sm90/decode_launch_args.hpp needs no GPU, so CI runs
 // this although it never runs the kernels.
 #include "sm90/decode_grid.hpp"
-#include "sm90/launch_checks.hpp"
+#include "sm90/decode_launch_args.hpp"
 #include "support/test_util.hpp"
 
 #include <gtest/gtest.h>

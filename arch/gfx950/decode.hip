@@ -26,8 +26,7 @@ UQ_GFX950_DECODE_KERNEL uq_gfx950_decode_qg16(uq::gfx950::DecodeKernelArgs args)
 
 namespace uq::gfx950 {
 
-void launch_decode_partitions(const DecodePartitionsLaunch& l) {
-  const DecodeKernelArgs args = make_decode_kernel_args(l);
+void launch_decode_partitions(const DecodePartitionsLaunch& l, const DecodeKernelArgs& args) {
   const Grid3 grid = decode_partitions_grid(l);
   if (grid.empty()) return;
   const dim3 blocks(grid.x, grid.y, grid.z), threads(64, 1, 1);

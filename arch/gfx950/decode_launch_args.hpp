@@ -156,4 +156,9 @@ inline ReduceKernelArgs make_reduce_kernel_args(const DecodeReduceLaunch& l) {
   return a;
 }
 
+// Check and launch in one (tests; the dispatch keeps the arguments it checked). Defined only
+// where the HIP launchers are linked (not in the emulator's builds).
+inline void launch_decode_partitions(const DecodePartitionsLaunch& l) { launch_decode_partitions(l, make_decode_kernel_args(l)); }
+inline void launch_decode_reduce(const DecodeReduceLaunch& l) { launch_decode_reduce(l, make_reduce_kernel_args(l)); }
+
 }  // namespace uq::gfx950

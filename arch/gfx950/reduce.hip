@@ -16,8 +16,7 @@ uq_gfx950_decode_reduce(uq::gfx950::ReduceKernelArgs args) {
 
 namespace uq::gfx950 {
 
-void launch_decode_reduce(const DecodeReduceLaunch& l) {
-  const ReduceKernelArgs args = make_reduce_kernel_args(l);
+void launch_decode_reduce(const DecodeReduceLaunch& l, const ReduceKernelArgs& args) {
   const Grid3 grid = decode_reduce_grid(l);
   if (grid.empty()) return;
   hipLaunchKernelGGL(uq_gfx950_decode_reduce, dim3(grid.x, grid.y, grid.z), dim3(64, 1, 1), 0,

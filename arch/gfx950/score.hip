@@ -33,8 +33,7 @@ UQ_GFX950_SCORE_KERNEL(32, true, uq_gfx950_score_r32_buf)
 
 namespace uq::gfx950 {
 
-void launch_score(const ScoreLaunch& l) {
-  const scorer::ScoreKernelArgs args = make_score_kernel_args(l);
+void launch_score(const ScoreLaunch& l, const scorer::ScoreKernelArgs& args) {
   const std::uint32_t grid = score_grid(l);
   if (grid == 0) return;
   typedef void (*Kernel)(scorer::ScoreKernelArgs);

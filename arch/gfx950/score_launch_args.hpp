@@ -163,4 +163,8 @@ inline scorer::ScoreKernelArgs make_score_kernel_args(const ScoreLaunch& l) {
   return a;
 }
 
+// Check and launch in one (tests; the dispatch keeps the arguments it checked). Defined only
+// where the HIP launcher is linked (not in the emulator's builds).
+inline void launch_score(const ScoreLaunch& l) { launch_score(l, make_score_kernel_args(l)); }
+
 }  // namespace uq::gfx950

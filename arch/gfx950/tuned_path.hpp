@@ -1,38 +1,69 @@
-// Path::Gfx950's specialisation of the tuned-path seam (uq/impl/tuned_path.hpp): the gfx950
-// decode, reducer and scorer launchers of library uq_gfx950 on a Kokkos HIP execution space.
-// Included by uq/impl/tuned_path.hpp in a Kokkos HIP build linked with uq_gfx950.
+// Path::Gfx950's specialisations of the tuned-path seam (uq/impl/tuned_path.hpp): where it runs (a
+// Kokkos HIP execution space) and the operations it implements — the decode partition kernel,
+// the reducer and the index scorer of library uq_gfx950. Any other launch type is unavailable
+// here. Included by uq/impl/tuned_path.hpp in a Kokkos HIP build linked with uq_gfx950.
 #pragma once
 
 #include "gfx950/decode_launch_args.hpp"
 #include "gfx950/launch_decode.hpp"
 #include "gfx950/launch_score.hpp"
-#include "gfx950/score_knobs.hpp"
 #include "gfx950/score_launch_args.hpp"
 #include "uq/backend.hpp"
 #include "uq/impl/kokkos_compat.hpp"
 
 #include <Kokkos_Core.hpp>
 
+#include <type_traits>
+
 namespace uq {
 namespace impl {
 
 template <>
-struct TunedPath<Path::Gfx950> {
+struct TunedSpace<Path::Gfx950> {
   static constexpr bool built = true;
-  using ExecSpace = HipSpace;
-  using ScoreLaunch = gfx950::ScoreLaunch;
+  template <class ExecSpace>
+  static constexpr bool runs_on = std::is_same<ExecSpace, HipSpace>::value;
+  static void* stream(const HipSpace& exec) { return static_cast<void*>(exec.hip_stream()); }
+};
 
-  static void* stream(const ExecSpace& exec) { return static_cast<void*>(exec.hip_stream()); }
-  static gfx950::ScoreKnobs score_knobs(int num_reqs, int max_blocks, int query_len, int heads, int cus) {
-    return gfx950::choose_score_knobs(num_reqs, max_blocks, query_len, heads, cus);
+template <>
+struct TunedOp<Path::Gfx950, DecodePartitionsLaunch> {
+  static constexpr bool available = true;
+  using Prepared = gfx950::DecodeKernelArgs;
+  static Prepared prepare(const DecodePartitionsLaunch& l) { return gfx950::make_decode_kernel_args(l); }
+  template <class ExecSpace>
+  static void launch(const ExecSpace&, const DecodePartitionsLaunch& l, const Prepared& a) {
+    gfx950::launch_decode_partitions(l, a);
   }
+};
 
-  static void check(const DecodePartitionsLaunch& l) { (void)gfx950::make_decode_kernel_args(l); }
-  static void check(const DecodeReduceLaunch& l) { (void)gfx950::make_reduce_kernel_args(l); }
-  static void check(const ScoreLaunch& l) { (void)gfx950::make_score_kernel_args(l); }
-  static void launch(const DecodePartitionsLaunch& l) { gfx950::launch_decode_partitions(l); }
-  static void launch(const DecodeReduceLaunch& l) { gfx950::launch_decode_reduce(l); }
-  static void launch(const ScoreLaunch& l) { gfx950::launch_score(l); }
+template <>
+struct TunedOp<Path::Gfx950, DecodeReduceLaunch> {
+  static constexpr bool available = true;
+  using Prepared = gfx950::ReduceKernelArgs;
+  static Prepared prepare(const DecodeReduceLaunch& l) { return gfx950::make_reduce_kernel_args(l); }
+  template <class ExecSpace>
+  static void launch(const ExecSpace&, const DecodeReduceLaunch& l, const Prepared& a) {
+    gfx950::launch_decode_reduce(l, a);
+  }
+};
+
+// The scorer's knobs are this path's own, chosen from the shape (gfx950/score_knobs.hpp).
+template <>
+struct TunedOp<Path::Gfx950, ScoreLaunch> {
+  static constexpr bool available = true;
+  struct Prepared {
+    gfx950::ScoreLaunch launch;
+    gfx950::scorer::ScoreKernelArgs args;
+  };
+  static Prepared prepare(const ScoreLaunch& l) {
+    const gfx950::ScoreLaunch k = gfx950::with_chosen_knobs(l);
+    return Prepared{k, gfx950::make_score_kernel_args(k)};
+  }
+  template <class ExecSpace>
+  static void launch(const ExecSpace&, const ScoreLaunch&, const Prepared& p) {
+    gfx950::launch_score(p.launch, p.args);
+  }
 };
 
 }  // namespace impl

@@ -1,8 +1,8 @@
-// Launcher of the sm90 decode partition kernel (launch_decode.hpp): checks, picks the kernel
-// instance for QG, launches on the caller's stream. Compiled by nvcc for sm_90a into uq_sm90.
+// Launcher of the sm90 decode partition kernel (launch_decode.hpp): picks the kernel instance
+// for QG and the copy kind, launches the checked arguments on the caller's stream. Compiled by nvcc for sm_90a into uq_sm90.
 #include "sm90/decode_grid.hpp"
 #include "sm90/decode_kernel.cuh"
-#include "sm90/launch_checks.hpp"
+#include "sm90/decode_launch_args.hpp"
 #include "sm90/launch_decode.hpp"
 
 #include <cuda.h>
@@ -91,9 +91,9 @@ int ctas_per_bh(const DecodePartitionsLaunch& l, int ctas_per_sm) {
 
 }  // namespace
 
-void launch_decode_partitions(const DecodePartitionsLaunch& l) {
-  DecodeKernelArgs a = make_decode_kernel_args(l);
+void launch_decode_partitions(const DecodePartitionsLaunch& l, const DecodeKernelArgs& checked) {
   if (decode_partitions_blocks(l) == 0) return;
+  DecodeKernelArgs a = checked;  // (the copy kind and the grid split are settled at launch)
   CUtensorMap slots{};  // (all zero: unused without kTensorRows)
   if ((a.flags & kTensorRows) && !encode_slots_map(a, slots)) a.flags &= ~kTensorRows;
   a.ctas_per_bh = ctas_per_bh(l, kDecodeCtasPerSm);

@@ -1,5 +1,5 @@
 // What the sm90 UltraQuant decode kernels receive, and the constants of their shared-memory
-// layouts. The host fills these structs from a launch description (launch_checks.hpp); the
+// layouts. The host fills these structs from a launch description (decode_launch_args.hpp); the
 // kernels only read them.
 #pragma once
 
@@ -27,7 +27,7 @@ constexpr int kSlotVCodes = uq::ultraquant::kVCodes;
 constexpr int kSlotVScales = uq::ultraquant::kVScales;
 using uq::ultraquant::kSlotContent;
 
-// Indices of the status counters (uq::Counter in src/uq/error.hpp; launch_checks.hpp
+// Indices of the status counters (uq::Counter in src/uq/error.hpp; decode_launch_args.hpp
 // static_asserts that they agree).
 constexpr int kCounterBadBlockIds = 0;
 constexpr int kCounterNegativeSeqLens = 1;
@@ -115,7 +115,7 @@ constexpr std::uint32_t kTensorRows = 128u;
 // 64 / block_size blocks, or lies in one).
 UQ_SM90_HOST_DEVICE constexpr int decode_sub_rows(int block_size) { return block_size < kTileTokens ? block_size : kTileTokens; }
 
-// Copy kinds, one kernel instance each (decode_kernel.cuh, decode_loader.cuh): synchronous loads
+// Copy kinds, one kernel instance each (decode_kernel.cuh, decode_tile.cuh): synchronous loads
 // by the whole CTA (slots not 16-byte aligned, or a tensor map the driver refused), one
 // copy-engine copy per contiguous run of rows (kDenseRows), one tensor-map copy per sub-block
 // (kTensorRows).
@@ -130,7 +130,7 @@ UQ_SM90_HOST_DEVICE constexpr int decode_copy_kind(std::uint32_t flags) {
 // num_kv_heads) of (b, h) with i % (num_seqs * num_kv_heads) = b * num_kv_heads + h; it computes
 // the partitions p = r, r + ctas_per_bh, ... < P of (b, h) at the table's full length
 // (decode_grid.hpp chooses ctas_per_bh; a shorter sequence's partitions with tokens go to fewer
-// of its CTAs, decode_loader.cuh). Partition p writes the QG partial rows ((b * num_kv_heads + h) * P + p) * QG + r
+// of its CTAs, decode_tile.cuh). Partition p writes the QG partial rows ((b * num_kv_heads + h) * P + p) * QG + r
 // of partial_out (bf16, 256 per row), partial_l and partial_m (or, with kWriteOut, out and lse).
 // The launch description (uq/core/decode_launch.hpp) is the base: the kernel reads its fields
 // (pointers, element strides, extents; block_stride made valid for a single block, lse only with

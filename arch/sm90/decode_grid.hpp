@@ -5,7 +5,7 @@
 // almost for free. R trades that against balance: the grid runs in ceil(nbh R / slots) waves
 // of CTAs whose work is ceil(filled / R) partitions each. R is chosen for the longest length
 // the table holds; the kernel gives a shorter sequence's partitions with tokens to fewer of its
-// R CTAs (decode_loader.cuh, locate_seq). Host code only.
+// R CTAs (decode_tile.cuh, locate_seq). Host code only.
 #pragma once
 
 #include <cstdint>

@@ -3,12 +3,12 @@
 //
 // One CTA = one warpgroup (4 warps) over partitions r, r + R', ... of one (sequence b, KV head
 // h) (R = ctas_per_bh CTAs per (b, h), decode_grid.hpp; R' <= R of them take the partitions with
-// tokens, fewer for short sequences, decode_loader.cuh); each partition's result is exactly what a CTA of its
+// tokens, fewer for short sequences, decode_tile.cuh); each partition's result is exactly what a CTA of its
 // own would compute (its own m, l and accumulators, its own partial row). The tiles of 64
 // tokens of all its partitions (tile-groups p, p + P, ... as the spec maps them) stream through
 // one ring of kStages shared-memory stages: warp 0 reads the block table and starts
 // copy-engine copies of the present tokens' 272-byte slots (one per block run: cp.async.bulk
-// of contiguous rows, or a tensor-map box of one KV head's rows, decode_loader.cuh), each stage
+// of contiguous rows, or a tensor-map box of one KV head's rows, decode_tile.cuh), each stage
 // completing on its own mbarrier, kStages - 1 tiles ahead of the tile being computed, across
 // partition boundaries; q is staged once per CTA. Per tile:
 //  * QK^T with tokens as M (S^T = K Q^T, swap-AB): one FP8 wgmma m64nNk32 per 32-dim scale
@@ -31,7 +31,7 @@
 #pragma once
 
 #include "sm90/decode_args.hpp"
-#include "sm90/decode_loader.cuh"
+#include "sm90/decode_tile.cuh"
 #include "sm90/decode_query.cuh"
 #include "sm90/fp4_convert.cuh"
 #include "sm90/ptx.cuh"
@@ -217,7 +217,7 @@ __global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
   ptx::griddep_launch_dependents();
 
   // This CTA: (sequence, KV head) bh, its partitions with tokens r, r + RW, ... < filled (RW =
-  // sv.workers CTAs of the R = a.ctas_per_bh, decode_grid.hpp, decode_loader.cuh), which stream
+  // sv.workers CTAs of the R = a.ctas_per_bh, decode_grid.hpp, decode_tile.cuh), which stream
   // through one ring without a break (the next partition's first tiles load while this one's
   // last compute), and the empty ones p >= filled, p = r (mod R), which only write l and m.
   const unsigned nbh = static_cast<unsigned>(a.num_seqs) * static_cast<unsigned>(a.num_kv_heads);

@@ -1,13 +1,16 @@
 // Launchers of the Hopper (sm_90) UltraQuant decode kernels, in plain C++ (no CUDA types):
-// what the decode dispatch calls (through tuned_path.hpp) for Path::Sm90 on a Kokkos CUDA execution space.
-// They are defined in decode.cu and reduce.cu (library uq_sm90) and launch on `stream`, the
-// execution space's cudaStream_t passed as void*. The launch descriptions and their
-// construction from views are shared with the other tuned paths (uq/core/decode_launch.hpp).
-// Each launcher throws uq::Error for arguments the kernels cannot address (naming the
-// argument) and when the CUDA launch itself fails. Nothing is allocated and nothing
-// synchronises, so both launches can be captured in a CUDA graph.
+// what the dispatch calls (through tuned_path.hpp) for Path::Sm90 on a Kokkos CUDA execution
+// space. They are defined in decode.cu and reduce.cu (library uq_sm90) and launch on
+// `l.stream`, the execution space's cudaStream_t passed as void*, the kernel arguments that
+// decode_launch_args.hpp made from the launch description (the checks are done there, once;
+// that header also has the one-argument forms that do both). The launch descriptions and
+// their construction from views are shared with the other tuned paths
+// (uq/core/decode_launch.hpp). A launcher throws uq::Error when the CUDA launch itself fails.
+// Nothing is allocated and nothing synchronises, so both launches can be captured in a CUDA
+// graph.
 #pragma once
 
+#include "sm90/decode_args.hpp"
 #include "uq/core/decode_launch.hpp"
 
 namespace uq::sm90 {
@@ -21,7 +24,7 @@ using uq::impl::decode_reduce_launch;
 using uq::impl::DecodePartitionsLaunch;
 using uq::impl::DecodeReduceLaunch;
 
-void launch_decode_partitions(const DecodePartitionsLaunch& args);
-void launch_decode_reduce(const DecodeReduceLaunch& args);
+void launch_decode_partitions(const DecodePartitionsLaunch& l, const DecodeKernelArgs& a);
+void launch_decode_reduce(const DecodeReduceLaunch& l, const ReduceKernelArgs& a);
 
 }  // namespace uq::sm90

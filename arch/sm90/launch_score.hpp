@@ -1,26 +1,38 @@
 // Launcher of the Hopper (sm_90) NVFP4 index scorer, in plain C++ (no CUDA types): what
-// the score dispatch calls (through tuned_path.hpp) for Path::Sm90 on a Kokkos CUDA execution space. It is
-// defined in score.cu (library uq_sm90) and launches on `stream`, the execution space's
-// cudaStream_t passed as void*. The launch description and its construction from views are
-// shared with the other tuned paths (uq/core/score_launch.hpp). It throws uq::Error for
-// arguments the kernel cannot address (naming the argument) and when the CUDA launch itself
-// fails. Nothing is allocated and nothing synchronises, so the launch can be captured in a
-// CUDA graph.
+// the dispatch calls (through tuned_path.hpp) for Path::Sm90 on a Kokkos CUDA execution space. It
+// is defined in score.cu (library uq_sm90) and launches on `l.stream`, the execution space's
+// cudaStream_t passed as void*, the kernel arguments that score_launch_args.hpp made from the
+// launch (the checks are done there, once; that header also has the one-argument form). The
+// launch description and its construction from views are shared with the other tuned paths
+// (uq/core/score_launch.hpp). It throws uq::Error when the CUDA launch itself fails. Nothing is
+// allocated and nothing synchronises, so the launch can be captured in a CUDA graph.
 #pragma once
 
+#include "sm90/score_args.hpp"
 #include "sm90/score_knobs.hpp"
 #include "uq/core/score_launch.hpp"
+
+#include <cstdint>
 
 namespace uq::sm90 {
 
 using ScoreLaunch = uq::impl::ScoreLaunchOf<ScoreKnobs>;
 
 // Kokkos views -> ScoreLaunch, knobs at their defaults (uq/core/score_launch.hpp).
-template <class... Args>
-ScoreLaunch score_launch(const Args&... args) {
-  return uq::impl::make_score_launch<ScoreKnobs>(args...);
+template <class Q, class Cache, class Tables, class Lens, class Out, class Table, class Counters, class Params>
+ScoreLaunch score_launch(const Q& q, const Cache& cache, const Tables& tables, const Lens& lens, const Out& scores,
+                         const Table& table, const Counters& counters, const Params& params, std::int64_t num_reqs,
+                         void* stream) {
+  return uq::impl::with_knobs(uq::impl::make_score_launch(q, cache, tables, lens, scores, table, counters, params,
+                                                          num_reqs, 0, stream),
+                              ScoreKnobs{});
 }
 
-void launch_score(const ScoreLaunch& args);
+// The description with the knobs this path chooses from its shape and the device's SMs.
+inline ScoreLaunch with_chosen_knobs(const uq::impl::ScoreLaunch& l) {
+  return uq::impl::with_knobs(l, choose_score_knobs(l.num_reqs, l.max_blocks, l.query_len, l.heads, l.compute_units));
+}
+
+void launch_score(const ScoreLaunch& l, const ScoreKernelArgs& a);
 
 }  // namespace uq::sm90

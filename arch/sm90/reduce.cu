@@ -4,7 +4,7 @@
 // (that kernel triggers its dependents at once) and wait in griddepcontrol.wait for its
 // completion, so the launch latency of the second kernel overlaps the first one's tail. After
 // any other kernel the attribute is harmless: the wait then returns at once.
-#include "sm90/launch_checks.hpp"
+#include "sm90/decode_launch_args.hpp"
 #include "sm90/launch_decode.hpp"
 #include "sm90/reduce_kernel.cuh"
 
@@ -12,8 +12,7 @@
 
 namespace uq::sm90 {
 
-void launch_decode_reduce(const DecodeReduceLaunch& l) {
-  const ReduceKernelArgs a = make_reduce_kernel_args(l);
+void launch_decode_reduce(const DecodeReduceLaunch& l, const ReduceKernelArgs& a) {
   const std::int64_t rows = static_cast<std::int64_t>(l.num_seqs) * l.num_kv_heads * l.qg;
   if (rows == 0) return;
   // Very many rows: one warp per row (up to kReduceWarpRowMaxPartitions partitions); many: one

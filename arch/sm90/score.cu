@@ -1,8 +1,8 @@
-// Launcher of the sm90 NVFP4 index scorer (launch_score.hpp): checks, picks the kernel
-// instance (query column tiles, copy kind), launches on the caller's stream. Compiled by
+// Launcher of the sm90 NVFP4 index scorer (launch_score.hpp): picks the kernel instance (query
+// column tiles, copy kind), launches the checked arguments on the caller's stream. Compiled by
 // nvcc for sm_90a (wgmma) into uq_sm90.
 #include "sm90/launch_score.hpp"
-#include "sm90/score_checks.hpp"
+#include "sm90/score_launch_args.hpp"
 #include "sm90/score_kernel.cuh"
 
 #include <cuda_runtime.h>
@@ -37,8 +37,7 @@ void launch_tiles(const ScoreKernelArgs& a, std::int64_t blocks, cudaStream_t st
 
 }  // namespace
 
-void launch_score(const ScoreLaunch& l) {
-  const ScoreKernelArgs a = make_score_kernel_args(l);
+void launch_score(const ScoreLaunch& l, const ScoreKernelArgs& a) {
   const std::int64_t blocks = score_grid_blocks(l);
   if (blocks == 0) return;
   auto stream = static_cast<cudaStream_t>(l.stream);

@@ -1,5 +1,5 @@
 // What the sm90 NVFP4 index scorer kernel receives, and its shared-memory layout. The host
-// fills ScoreKernelArgs from a launch description (score_checks.hpp); the kernel only reads it.
+// fills ScoreKernelArgs from a launch description (score_launch_args.hpp); the kernel only reads it.
 #pragma once
 
 #include "sm90/score_knobs.hpp"
@@ -50,7 +50,7 @@ static_assert((kSmemBytes<4> + 1024) * kCtasPerSm <= 233472, "kCtasPerSm CTAs mu
 template <int NT> constexpr int kStaticBytes = kRingOffset<NT>;
 template <int NT> constexpr int kDynamicBytes = kSmemBytes<NT> - kStaticBytes<NT>;
 
-// Status counter indices (uq::Counter in src/uq/error.hpp; score_checks.hpp static_asserts).
+// Status counter indices (uq::Counter in src/uq/error.hpp; score_launch_args.hpp static_asserts).
 constexpr int kCounterBadBlockIds = 0;
 constexpr int kCounterNegativeSeqLens = 1;
 constexpr int kCounterLongSeqLens = 2;

@@ -1,37 +1,68 @@
-// Path::Sm90's specialisation of the tuned-path seam (uq/impl/tuned_path.hpp): the Hopper
-// decode, reducer and scorer launchers of library uq_sm90 on a Kokkos CUDA execution space.
+// Path::Sm90's specialisations of the tuned-path seam (uq/impl/tuned_path.hpp): where it runs (a
+// Kokkos CUDA execution space) and the operations it implements — the decode partition kernel,
+// the reducer and the index scorer of library uq_sm90. Any other launch type is unavailable here.
 // Included by uq/impl/tuned_path.hpp in a Kokkos CUDA build linked with uq_sm90.
 #pragma once
 
-#include "sm90/launch_checks.hpp"
+#include "sm90/decode_launch_args.hpp"
 #include "sm90/launch_decode.hpp"
 #include "sm90/launch_score.hpp"
-#include "sm90/score_checks.hpp"
-#include "sm90/score_knobs.hpp"
+#include "sm90/score_launch_args.hpp"
 #include "uq/backend.hpp"
 
 #include <Kokkos_Core.hpp>
+
+#include <type_traits>
 
 namespace uq {
 namespace impl {
 
 template <>
-struct TunedPath<Path::Sm90> {
+struct TunedSpace<Path::Sm90> {
   static constexpr bool built = true;
-  using ExecSpace = Kokkos::Cuda;
-  using ScoreLaunch = sm90::ScoreLaunch;
+  template <class ExecSpace>
+  static constexpr bool runs_on = std::is_same<ExecSpace, Kokkos::Cuda>::value;
+  static void* stream(const Kokkos::Cuda& exec) { return static_cast<void*>(exec.cuda_stream()); }
+};
 
-  static void* stream(const ExecSpace& exec) { return static_cast<void*>(exec.cuda_stream()); }
-  static sm90::ScoreKnobs score_knobs(int num_reqs, int max_blocks, int query_len, int heads, int sm_count) {
-    return sm90::choose_score_knobs(num_reqs, max_blocks, query_len, heads, sm_count);
+template <>
+struct TunedOp<Path::Sm90, DecodePartitionsLaunch> {
+  static constexpr bool available = true;
+  using Prepared = sm90::DecodeKernelArgs;
+  static Prepared prepare(const DecodePartitionsLaunch& l) { return sm90::make_decode_kernel_args(l); }
+  template <class ExecSpace>
+  static void launch(const ExecSpace&, const DecodePartitionsLaunch& l, const Prepared& a) {
+    sm90::launch_decode_partitions(l, a);
   }
+};
 
-  static void check(const DecodePartitionsLaunch& l) { (void)sm90::make_decode_kernel_args(l); }
-  static void check(const DecodeReduceLaunch& l) { (void)sm90::make_reduce_kernel_args(l); }
-  static void check(const ScoreLaunch& l) { (void)sm90::make_score_kernel_args(l); }
-  static void launch(const DecodePartitionsLaunch& l) { sm90::launch_decode_partitions(l); }
-  static void launch(const DecodeReduceLaunch& l) { sm90::launch_decode_reduce(l); }
-  static void launch(const ScoreLaunch& l) { sm90::launch_score(l); }
+template <>
+struct TunedOp<Path::Sm90, DecodeReduceLaunch> {
+  static constexpr bool available = true;
+  using Prepared = sm90::ReduceKernelArgs;
+  static Prepared prepare(const DecodeReduceLaunch& l) { return sm90::make_reduce_kernel_args(l); }
+  template <class ExecSpace>
+  static void launch(const ExecSpace&, const DecodeReduceLaunch& l, const Prepared& a) {
+    sm90::launch_decode_reduce(l, a);
+  }
+};
+
+// The scorer's knobs are this path's own, chosen from the shape (sm90/score_knobs.hpp).
+template <>
+struct TunedOp<Path::Sm90, ScoreLaunch> {
+  static constexpr bool available = true;
+  struct Prepared {
+    sm90::ScoreLaunch launch;
+    sm90::ScoreKernelArgs args;
+  };
+  static Prepared prepare(const ScoreLaunch& l) {
+    const sm90::ScoreLaunch k = sm90::with_chosen_knobs(l);
+    return Prepared{k, sm90::make_score_kernel_args(k)};
+  }
+  template <class ExecSpace>
+  static void launch(const ExecSpace&, const ScoreLaunch&, const Prepared& p) {
+    sm90::launch_score(p.launch, p.args);
+  }
 };
 
 }  // namespace impl

@@ -178,19 +178,10 @@ class DecodePlan {
     }
     if (cfg_.check) counters_.reset(exec_);
     const impl::DecodeParams p = params(static_cast<int>(block_tables.extent(1)));
-    using Dispatch = impl::DecodeDispatch<ExecSpace>;
     const impl::CacheAddressing cache = impl::cache_addressing(kv_cache);
     const bool direct = choice_.partitions == 1;  // one kernel: the partition writes out (and lse) itself
-    choose_path_for(Dispatch::rejection(candidate_, exec_, q, cache, block_tables, seq_lens, partials_, counters_.view(),
-                                    p, num_seqs, out, lse, direct));
-    if (direct) {
-      Dispatch::partitions(path_, exec_, q, cache, block_tables, seq_lens, partials_, counters_.view(), p, num_seqs, out,
-                       lse);
-    } else {
-      Dispatch::partitions(path_, exec_, q, cache, block_tables, seq_lens, partials_, counters_.view(), p, num_seqs,
-                       impl::NoDecodeOut<memory_space>(), impl::NoDecodeLse<memory_space>());
-      Dispatch::reduce(path_, exec_, partials_, out, lse, p, num_seqs);
-    }
+    impl::DecodeDispatch<ExecSpace>::run(exec_, candidate_, cfg_.backend, last_, q, cache, block_tables, seq_lens,
+                                         partials_, counters_.view(), p, num_seqs, out, lse, direct);
     if (cfg_.check) throw_if_bad(fn, "q/block_tables/seq_lens", counters_.read(exec_));
   }
 
@@ -215,15 +206,15 @@ class DecodePlan {
     check_lse(num_seqs, lse);
     impl::require_no_alias("uq::decode", "out", out, "workspace", workspace_view());
     if (lse.data() != nullptr) impl::require_no_alias("uq::decode", "lse", lse, "workspace", workspace_view());
-    impl::DecodeDispatch<ExecSpace>::reduce(candidate_, exec_, partials_, out, lse, params(shape_.max_blocks_per_seq),
-                                        num_seqs);
+    impl::DecodeDispatch<ExecSpace>::run_reduce(exec_, stage_path(), partials_, out, lse,
+                                                params(shape_.max_blocks_per_seq), num_seqs);
   }
 
   // The path of the last run (before any run: the device's candidate), and why it is not the
   // tuned path ("" when it is): Auto falls back to generic, with the reason, when the tuned
   // launcher cannot take a call's arguments.
-  Path path() const { return path_; }
-  const std::string& path_reason() const { return path_reason_; }
+  Path path() const { return last_.path; }
+  const std::string& path_reason() const { return last_.reason; }
   const DeviceInfo& device() const { return device_; }
   int partitions() const { return choice_.partitions; }
   int tile_groups_per_partition() const { return choice_.tile_groups_per_part; }
@@ -285,15 +276,7 @@ class DecodePlan {
     choice_ = choose(shape_, cfg_);
     // The device's candidate (Native without one throws here); each run then asks the tuned
     // launchers whether they can take that run's arguments.
-    const PathChoice c = choose_path("uq::decode", device_, cfg_.backend, "", impl::built_paths());
-    candidate_ = path_ = c.path;
-    path_reason_ = c.reason;
-  }
-
-  void choose_path_for(const std::string& rejection) const {
-    const PathChoice c = choose_path("uq::decode", device_, cfg_.backend, rejection, impl::built_paths());
-    path_ = c.path;
-    path_reason_ = c.reason;
+    last_ = candidate_ = impl::DecodeDispatch<ExecSpace>::candidate(cfg_.backend, device_, choice_.partitions == 1);
   }
 
   // Views into the workspace at `base` (bytes long).
@@ -345,12 +328,15 @@ class DecodePlan {
 
   template <class Q, class Cache, class Tables, class Lens>
   void launch_partitions(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens) const {
-    impl::DecodeDispatch<ExecSpace>::partitions(candidate_, exec_, q, impl::cache_addressing(kv_cache), block_tables,
-                                            seq_lens, partials_, counters_.view(),
-                                            params(static_cast<int>(block_tables.extent(1))),
-                                            static_cast<int>(q.extent(0)), impl::NoDecodeOut<memory_space>(),
-                                            impl::NoDecodeLse<memory_space>());
+    impl::DecodeDispatch<ExecSpace>::run_partitions(exec_, stage_path(), q, impl::cache_addressing(kv_cache), block_tables,
+                                                    seq_lens, partials_, counters_.view(),
+                                                    params(static_cast<int>(block_tables.extent(1))),
+                                                    static_cast<int>(q.extent(0)));
   }
+
+  // The path of the stages run separately: the plan's tuned path (a call it cannot take
+  // throws), or generic.
+  Path stage_path() const { return candidate_.path; }
 
   template <class Out>
   void check_output(int num_seqs, const Out& out) const {
@@ -391,9 +377,8 @@ class DecodePlan {
   DecodeConfig cfg_;
   DeviceInfo device_;
   PartitionChoice choice_;
-  Path candidate_ = Path::Generic;     // the device's tuned path, or Generic
-  mutable Path path_ = Path::Generic;  // of the last run
-  mutable std::string path_reason_;
+  PathChoice candidate_;               // the device's tuned path (or Generic) and why
+  mutable PathChoice last_;            // of the last run
   Kokkos::View<std::uint8_t*, memory_space> owned_;  // the plan's own workspace (empty when the caller's)
   std::shared_ptr<const void> holder_;              // a copy of the caller's workspace view
   Kokkos::View<std::uint8_t*, memory_space, Kokkos::MemoryUnmanaged> workspace_;

@@ -71,8 +71,7 @@ class ScorePlan {
             "max_reqs * ceil(max_blocks / " + str(kBlocksPerTeam) + ") <= 2^31 - 1", str(league));
     // The device's candidate (Native without one throws here); each run then asks the tuned
     // launcher whether it can take that run's arguments.
-    choice_ = choose_path("uq::score", device_, cfg.backend, "", impl::built_paths());
-    candidate_ = choice_.path;
+    candidate_ = choice_ = impl::ScoreDispatch<ExecSpace>::Call::candidate("uq::score", cfg.backend, device_);
     table_ = impl::DequantTable<ExecSpace>(exec);
     counters_ = impl::StatusCounters<ExecSpace>(exec);
   }
@@ -123,13 +122,9 @@ class ScorePlan {
     p.local_blocks = cfg_.local_blocks;
     p.max_blocks = shape_.max_blocks;
     p.blocks_per_team = kBlocksPerTeam;
-    using Dispatch = impl::ScoreDispatch<ExecSpace>;
-    const impl::IndexCacheAddressing cache = impl::index_cache_addressing(index_cache);
-    const std::string rejection = Dispatch::rejection(candidate_, exec_, q, cache, block_tables, seq_lens, scores,
-                                                  table_.view(), counters_.view(), p, R, device_.compute_units);
-    choice_ = choose_path(fn, device_, cfg_.backend, rejection, impl::built_paths());
-    Dispatch::run(choice_.path, exec_, q, cache, block_tables, seq_lens, scores, table_.view(), counters_.view(), p, R,
-              device_.compute_units);
+    impl::ScoreDispatch<ExecSpace>::run(exec_, candidate_, cfg_.backend, choice_, q,
+                                        impl::index_cache_addressing(index_cache), block_tables, seq_lens, scores,
+                                        table_.view(), counters_.view(), p, R, device_.compute_units);
     if (cfg_.check) throw_if_bad(fn, "block_tables/seq_lens", counters_.read(exec_));
   }
 
@@ -151,8 +146,8 @@ class ScorePlan {
   ScoreShape shape_;
   ScoreConfig cfg_;
   DeviceInfo device_;
-  Path candidate_ = Path::Generic;  // the device's tuned path, or Generic
-  mutable PathChoice choice_;        // of the last run
+  PathChoice candidate_;       // the device's tuned path (or Generic) and why
+  mutable PathChoice choice_;  // of the last run
   impl::DequantTable<ExecSpace> table_;
   impl::StatusCounters<ExecSpace> counters_;
 };

@@ -5,11 +5,12 @@
 #include "uq/backend.hpp"
 #include "uq/error.hpp"
 #include "uq/impl/arg_key.hpp"
+#include "uq/core/write_launch.hpp"
 #include "uq/impl/checks.hpp"
+#include "uq/impl/dispatch.hpp"
 #include "uq/impl/score_checks.hpp"
 #include "uq/impl/status_counters.hpp"
 #include "uq/impl/write_index_keys_generic.hpp"
-#include "uq/impl/write_index_keys_host.hpp"
 #include "uq/nvfp4.hpp"
 #include "uq/types.hpp"
 
@@ -22,7 +23,7 @@
 namespace uq {
 
 struct IndexWriterConfig {
-  Backend backend = Backend::Auto;  // the writer has only the generic path: Native is an error
+  Backend backend = Backend::Auto;  // Native: the host path on host spaces where built, else an error
   bool check = true;                // read the status counters back after the call, throw on bad data
 };
 
@@ -31,7 +32,8 @@ struct IndexWriterConfig {
 // strides). Not for concurrent use from several host threads.
 // keys: [num_tokens, 128] bf16 or float, any layout (contiguous 16-byte aligned rows
 // are read 16 bytes at a time, others element by element; on host execution spaces
-// contiguous rows, aligned or not, take the vectorised host path, impl/write_index_keys_host.hpp). slot_mapping: [num_tokens]
+// contiguous rows, aligned or not, take the vectorised host path, Path::HostSimd,
+// impl/write_index_keys_host.hpp, bit-identical). slot_mapping: [num_tokens]
 // int64 or int32, block * 128 + pos, negative = skip. index_cache: uint8 [num_blocks, 9216].
 // Two tokens with the same slot in one call leave that slot undefined (its bytes may mix the
 // two keys); nothing outside it is touched, nothing is accessed out of bounds.
@@ -46,9 +48,8 @@ class IndexKeyWriter {
  public:
   explicit IndexKeyWriter(const ExecSpace& exec = ExecSpace(), const IndexWriterConfig& cfg = {})
       : exec_(exec), cfg_(cfg), counters_(exec) {
-    // The index writer has only the generic path: Native is refused, not ignored.
-    impl::require(cfg.backend != Backend::Native, "uq::write_index_keys", "config.backend",
-                  "Auto or Generic (the index writer has only the generic path)", "Native");
+    // Native without a tuned index writer for this device throws here.
+    last_ = candidate_ = Call::candidate("uq::write_index_keys", cfg.backend, exec);
   }
 
   template <class Keys, class Slots, class Cache>
@@ -74,34 +75,33 @@ class IndexKeyWriter {
 
     if (cfg_.check) counters_.reset(exec_);
     using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
-#if defined(UQ_INDEX_WRITER_HOST_PATH)
-    // Host execution spaces with contiguous key rows: the vectorised host path
-    // (impl/write_index_keys_host.hpp, bit-identical); other rows take the generic kernel.
-    if constexpr (impl::index_host::kApplies<ExecSpace>) {
-      if (keys.stride(1) == 1) {
-        impl::index_host::launch(exec_, keys, slot_mapping, index_cache, counters_.view());
-        if (cfg_.check) throw_if_bad(fn, "keys/slot_mapping", counters_.read(exec_));
-        return;
-      }
-    }
-#endif
-    impl::WriteIndexKeysGeneric<ExecSpace, Keys, Slots, Cache, Counts> kernel;
-    kernel.keys = keys;
-    kernel.slots = slot_mapping;
-    kernel.cache = index_cache;
-    kernel.counts = counters_.view();
-    kernel.num_tokens = T;
-    kernel.num_slots = num_blocks * nvfp4::kBlockTokens;
-    kernel.chunked = impl::wio::rows_are_chunked(keys);
-    kernel.aligned_words = impl::wio::words_are_aligned(index_cache, 4);
-    kernel.launch(exec_);
+    Call::run(fn, exec_, candidate_, cfg_.backend,
+              {impl::index_key_write_launch(keys, slot_mapping, index_cache, counters_.view())}, last_, [&] {
+                impl::WriteIndexKeysGeneric<ExecSpace, Keys, Slots, Cache, Counts> kernel;
+                kernel.keys = keys;
+                kernel.slots = slot_mapping;
+                kernel.cache = index_cache;
+                kernel.counts = counters_.view();
+                kernel.num_tokens = T;
+                kernel.num_slots = num_blocks * nvfp4::kBlockTokens;
+                kernel.chunked = impl::wio::rows_are_chunked(keys);
+                kernel.aligned_words = impl::wio::words_are_aligned(index_cache, 4);
+                kernel.launch(exec_);
+              });
     if (cfg_.check) throw_if_bad(fn, "keys/slot_mapping", counters_.read(exec_));
   }
+
+  // The path of the last call (before any call: the device's candidate), and why it is not a
+  // tuned path.
+  Path path() const { return last_.path; }
+  const std::string& path_reason() const { return last_.reason; }
 
   Status status() const { return counters_.read(exec_); }
   void reset_status() const { counters_.reset(exec_); }
 
  private:
+  using Call = impl::TunedCall<ExecSpace, impl::IndexKeyWriteLaunch>;
+
   template <class Keys, class Slots, class Cache>
   static void check(const Keys& keys, const Slots& slot_mapping, const Cache& index_cache) {
     constexpr const char* fn = "uq::write_index_keys";
@@ -118,6 +118,8 @@ class IndexKeyWriter {
   ExecSpace exec_;
   IndexWriterConfig cfg_;
   impl::StatusCounters<ExecSpace> counters_;
+  PathChoice candidate_;
+  mutable PathChoice last_;
   // The arguments of the last call whose host checks passed (impl/arg_key.hpp): a
   // writer object is for one host thread at a time.
   mutable impl::ArgKey checked_key_;

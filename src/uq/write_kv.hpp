@@ -6,7 +6,9 @@
 #include "uq/error.hpp"
 #include "uq/impl/arg_key.hpp"
 #include "uq/impl/checks.hpp"
+#include "uq/core/write_launch.hpp"
 #include "uq/impl/device_info.hpp"
+#include "uq/impl/dispatch.hpp"
 #include "uq/impl/kv_cache_checks.hpp"
 #include "uq/impl/status_counters.hpp"
 #include "uq/impl/write_kv_generic.hpp"
@@ -21,7 +23,7 @@
 namespace uq {
 
 struct WriteKvConfig {
-  Backend backend = Backend::Auto;  // the writer has only the generic path: Native is an error
+  Backend backend = Backend::Auto;  // Native: a tuned writer or an error (no path has one yet)
   bool check = true;                // read the status counters back after the call, throw on bad data
 };
 
@@ -46,9 +48,8 @@ class KvWriter {
  public:
   explicit KvWriter(const ExecSpace& exec = ExecSpace(), const WriteKvConfig& cfg = {})
       : exec_(exec), cfg_(cfg), counters_(exec) {
-    // The writer has only the generic path: Native is refused, not ignored.
-    impl::require(cfg.backend != Backend::Native, "uq::write_kv", "config.backend",
-                  "Auto or Generic (the writer has only the generic path)", "Native");
+    // Native without a tuned writer for this device throws here.
+    last_ = candidate_ = Call::candidate("uq::write_kv", cfg.backend, exec);
   }
 
   template <class K, class V, class Slots, class Cache>
@@ -68,16 +69,26 @@ class KvWriter {
 
     if (cfg_.check) counters_.reset(exec_);
     using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
-    const impl::WriteKvGeneric<ExecSpace, K, V, Slots, Cache, Counts> kernel(k, v, slot_mapping, kv_cache,
-                                                                            counters_.view());
-    kernel.launch(exec_);
+    Call::run(fn, exec_, candidate_, cfg_.backend, {impl::kv_write_launch(k, v, slot_mapping, kv_cache, counters_.view())},
+              last_, [&] {
+                const impl::WriteKvGeneric<ExecSpace, K, V, Slots, Cache, Counts> kernel(k, v, slot_mapping, kv_cache,
+                                                                                        counters_.view());
+                kernel.launch(exec_);
+              });
     if (cfg_.check) throw_if_bad(fn, "k/v/slot_mapping", counters_.read(exec_));
   }
+
+  // The path of the last call (before any call: the device's candidate), and why it is not a
+  // tuned path.
+  Path path() const { return last_.path; }
+  const std::string& path_reason() const { return last_.reason; }
 
   Status status() const { return counters_.read(exec_); }
   void reset_status() const { counters_.reset(exec_); }
 
  private:
+  using Call = impl::TunedCall<ExecSpace, impl::KvWriteLaunch>;
+
   template <class K, class V, class Slots, class Cache>
   static void check(const K& k, const V& v, const Slots& slot_mapping, const Cache& kv_cache) {
     constexpr const char* fn = "uq::write_kv";
@@ -98,6 +109,8 @@ class KvWriter {
   ExecSpace exec_;
   WriteKvConfig cfg_;
   impl::StatusCounters<ExecSpace> counters_;
+  PathChoice candidate_;
+  mutable PathChoice last_;
   // The arguments of the last call whose host checks passed (impl/arg_key.hpp): a
   // writer object is for one host thread at a time.
   mutable impl::ArgKey checked_key_;

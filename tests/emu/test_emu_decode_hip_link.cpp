@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "gfx950/launch_decode.hpp"
+#include "gfx950/decode_launch_args.hpp"
 #include "uq/error.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gfx950/launch_score.hpp"
+#include "gfx950/score_launch_args.hpp"
 #include "uq/error.hpp"
 
 namespace {

@@ -1,6 +1,7 @@
-// The plain-C++ description of a decode launch (partition kernel, reducer) that every tuned
-// path's launcher takes (arch/gfx950, arch/sm90, the gfx950 emulator) and its construction from
-// the Kokkos views and the plan's internals; the checks every path needs are
+// The plain-C++ descriptions of a decode launch (partition kernel, reducer): the seam's launch
+// types for decode (uq/impl/tuned_path.hpp; a new decode variant is a new type, never a new
+// field here), which every tuned path's launcher takes (arch/gfx950, arch/sm90, the gfx950
+// emulator), and their construction from the Kokkos views and the plan's internals; the checks every path needs are
 // core/decode_launch_checks.hpp. Only <cstdint>, so kernel argument structs can embed these. No Kokkos, HIP
 // or CUDA types: pointers are device pointers, strides are in elements, `stream` is the
 // execution space's native stream as void*. The conversion is duck-typed on uq's internal
@@ -17,6 +18,7 @@ namespace impl {
 
 // The partition kernel's launch: it writes one partial row per (sequence, KV head, partition, query).
 struct DecodePartitionsLaunch {
+  static constexpr const char* kName = "decode partitions";
   void* stream = nullptr;
 
   // Outputs: [num_seqs][num_kv_heads][partitions][qg] rows (dense), each with 256 bf16
@@ -80,6 +82,7 @@ struct DecodePartitionsLaunch {
 // The reducer's launch: it reads the partition kernel's outputs (same num_kv_heads, qg,
 // partitions) and writes out.
 struct DecodeReduceLaunch {
+  static constexpr const char* kName = "decode reducer";
   void* stream = nullptr;
   const std::uint16_t* partial_out = nullptr;
   const float* partial_l = nullptr;

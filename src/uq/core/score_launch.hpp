@@ -1,10 +1,11 @@
-// The plain-C++ description of an index-scorer launch that every tuned path's launcher takes
-// (arch/gfx950, arch/sm90, the gfx950 emulator), and its construction from the Kokkos views
-// and the plan's internals. No Kokkos, HIP or CUDA types: pointers are device pointers,
-// strides are in elements, `stream` is the execution space's native stream as void*. Knobs is
-// the path's own launch-knob struct (each arch's score_knobs.hpp); make_score_launch leaves
-// it at its defaults, the caller chooses it from the shape (choose_score_knobs). The
-// conversion is duck-typed on uq's internal structs (IndexCacheAddressing, ScoreParams).
+// The plain-C++ description of an index-scorer launch (the seam's launch type for the scorer,
+// uq/impl/tuned_path.hpp) and its construction from the Kokkos views and the plan's internals.
+// No Kokkos, HIP or CUDA types: pointers are device pointers, strides are in elements, `stream`
+// is the execution space's native stream as void*. A path's launcher takes ScoreLaunchOf<Knobs>,
+// the description with its own launch-knob struct (each arch's score_knobs.hpp), which the path
+// chooses from the shape and compute_units (never from the lengths: a captured graph keeps its
+// grid). The conversion is duck-typed on uq's internal structs (IndexCacheAddressing,
+// ScoreParams).
 #pragma once
 
 #include <cstdint>
@@ -12,9 +13,9 @@
 namespace uq {
 namespace impl {
 
-// uq::score's arguments (spec nvfp4-index.md §4) and the path's knobs.
-template <class Knobs>
-struct ScoreLaunchOf {
+// uq::score's arguments (spec nvfp4-index.md §4).
+struct ScoreLaunch {
+  static constexpr const char* kName = "index scorer";
   void* stream = nullptr;
 
   // scores: float [H][num_reqs * QL][S >= max_blocks], any non-negative strides; only the
@@ -48,21 +49,35 @@ struct ScoreLaunchOf {
   int init_blocks = 0;
   int local_blocks = 0;
 
+  int compute_units = 0;  // the device's SMs / CUs (DeviceInfo::compute_units), for the grid
+};
+
+// A path's scorer launch: the description and the path's knobs.
+template <class Knobs>
+struct ScoreLaunchOf : ScoreLaunch {
   Knobs knobs;
 };
+
+template <class Knobs>
+ScoreLaunchOf<Knobs> with_knobs(const ScoreLaunch& l, const Knobs& knobs) {
+  ScoreLaunchOf<Knobs> k;
+  static_cast<ScoreLaunch&>(k) = l;
+  k.knobs = knobs;
+  return k;
+}
 
 // q: [num_reqs * QL, H, 128] uint8 (any layout); cache: uq::impl::IndexCacheAddressing;
 // tables: [num_reqs, max_blocks] int32; lens: [num_reqs] int32; scores: [H, num_reqs * QL, S]
 // float (any layout); table: the dequantisation table view (2048 bytes); counters: the
-// status counter view; params: uq::impl::ScoreParams.
-template <class Knobs, class Q, class Cache, class Tables, class Lens, class Out, class Table, class Counters, class Params>
-ScoreLaunchOf<Knobs> make_score_launch(const Q& q, const Cache& cache, const Tables& tables, const Lens& lens, const Out& scores,
-                         const Table& table, const Counters& counters, const Params& params, std::int64_t num_reqs,
-                         void* stream) {
+// status counter view; params: uq::impl::ScoreParams; compute_units: the device's.
+template <class Q, class Cache, class Tables, class Lens, class Out, class Table, class Counters, class Params>
+ScoreLaunch make_score_launch(const Q& q, const Cache& cache, const Tables& tables, const Lens& lens, const Out& scores,
+                              const Table& table, const Counters& counters, const Params& params, std::int64_t num_reqs,
+                              int compute_units, void* stream = nullptr) {
   static_assert(sizeof(*q.data()) == 1 && sizeof(*table.data()) == 1, "q and the table are bytes");
   static_assert(sizeof(*scores.data()) == 4 && sizeof(*tables.data()) == 4 && sizeof(*lens.data()) == 4,
                 "float scores, int32 tables and lengths");
-  ScoreLaunchOf<Knobs> l;
+  ScoreLaunch l;
   l.stream = stream;
   l.scores = scores.data();
   l.scores_stride_head = static_cast<std::int64_t>(scores.stride(0));
@@ -87,6 +102,7 @@ ScoreLaunchOf<Knobs> make_score_launch(const Q& q, const Cache& cache, const Tab
   l.max_blocks = params.max_blocks;
   l.init_blocks = params.init_blocks;
   l.local_blocks = params.local_blocks;
+  l.compute_units = compute_units;
   return l;
 }
 

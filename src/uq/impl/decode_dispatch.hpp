@@ -1,6 +1,6 @@
-// Decode dispatch: runs the path chosen by choose_path (uq/backend.hpp) — the generic Kokkos
-// kernels, or a tuned path's launchers on the execution space's own stream, found through the
-// tuned-path seam (uq/impl/tuned_path.hpp) without naming any path here.
+// Decode dispatch: a decode call's launch descriptions (uq/core/decode_launch.hpp) through the one
+// dispatcher (uq/impl/dispatch.hpp) — a tuned path's kernels on the execution space's own
+// stream, or the generic Kokkos kernels below — without naming any path here.
 #pragma once
 
 #include "uq/backend.hpp"
@@ -9,7 +9,7 @@
 #include "uq/core/decode_launch.hpp"
 #include "uq/impl/device_info.hpp"
 #include "uq/impl/reduce_generic.hpp"
-#include "uq/impl/tuned_path.hpp"
+#include "uq/impl/dispatch.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -40,48 +40,85 @@ using NoDecodeLse = Kokkos::View<float**, Kokkos::LayoutStride, MemSpace>;
 template <class ExecSpace>
 struct DecodeDispatch {
   using MemSpace = typename ExecSpace::memory_space;
+  // The calls: both kernels; the partition kernel alone, writing out itself (P = 1) or partial
+  // rows (DecodePlan::run_partitions); the reducer alone (DecodePlan::run_reduce).
+  using TwoKernels = TunedCall<ExecSpace, DecodePartitionsLaunch, DecodeReduceLaunch>;
+  using Partitions = TunedCall<ExecSpace, DecodePartitionsLaunch>;
+  using Reduce = TunedCall<ExecSpace, DecodeReduceLaunch>;
 
-  // Why the tuned path `path` cannot take this call ("" when it can; always "" for Generic): the
-  // tuned launchers' own checks on the launches they would get, run without launching, so that
-  // Backend::Auto falls back to the generic path instead of throwing. out.data() != nullptr:
-  // the one-kernel run (P = 1), no reducer.
-  template <class Q, class Tables, class Lens, class Counts, class Out, class Lse>
-  static std::string rejection(Path path, const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
-                               const Tables& block_tables, const Lens& seq_lens,
-                               const DecodePartials<MemSpace>& partials, const Counts& counts, const DecodeParams& p,
-                               int num_seqs, const Out& out, const Lse& lse, bool direct) {
-    (void)path, (void)exec, (void)q, (void)cache, (void)block_tables, (void)seq_lens, (void)partials, (void)counts;
-    (void)p, (void)num_seqs, (void)out, (void)lse, (void)direct;
-    const NoDecodeOut<MemSpace> no_out;
-    const NoDecodeLse<MemSpace> no_lse;
-    try {
-      with_tuned_path<ExecSpace>(path, [&](auto tuned) {
-        using T = decltype(tuned);
-        if (direct) {
-          T::check(partitions_launch<T>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse));
-        } else {
-          T::check(partitions_launch<T>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, no_out,
-                                        no_lse));
-          T::check(reduce_launch<T>(exec, partials, out, lse, p, num_seqs));
-        }
-      });
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "";
+  // The tuned path Auto takes on this device for decode calls it accepts (Generic: none).
+  static Path tuned_path(const DeviceInfo& dev) { return TwoKernels::tuned_path(dev); }
+
+  // The path a plan's runs take before their arguments are looked at (direct: P = 1, one kernel).
+  static PathChoice candidate(Backend requested, const DeviceInfo& dev, bool direct) {
+    return direct ? Partitions::candidate("uq::decode", requested, dev)
+                  : TwoKernels::candidate("uq::decode", requested, dev);
   }
 
-  // The partition kernel. out.data() != nullptr (only with P = 1): it writes out, and lse when
-  // lse.data() != nullptr, itself; otherwise the partial rows of `partials`.
+  // One decode call: with out.data() != nullptr only when P = 1 (`direct`), the partition
+  // kernel writes out and lse itself; otherwise it writes the partial rows and the reducer
+  // combines them into out (and lse when lse.data() != nullptr). `ran`: the path that ran, and why.
   template <class Q, class Tables, class Lens, class Counts, class Out, class Lse>
-  static void partitions(Path path, const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
-                         const Tables& block_tables, const Lens& seq_lens, const DecodePartials<MemSpace>& partials,
-                         const Counts& counts, const DecodeParams& p, int num_seqs, const Out& out, const Lse& lse) {
-    const bool tuned = run_tuned_path<ExecSpace>("uq::decode", path, [&](auto t) {
-      using T = decltype(t);
-      T::launch(partitions_launch<T>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse));
+  static void run(const ExecSpace& exec, const PathChoice& candidate, Backend requested, PathChoice& ran, const Q& q,
+                        const CacheAddressing& cache, const Tables& block_tables, const Lens& seq_lens,
+                        const DecodePartials<MemSpace>& partials, const Counts& counts, const DecodeParams& p,
+                        int num_seqs, const Out& out, const Lse& lse, bool direct) {
+    const NoDecodeOut<MemSpace> no_out;
+    const NoDecodeLse<MemSpace> no_lse;
+    auto partitions = decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, nullptr);
+    if (direct) {
+      set_direct_outputs(partitions, out, lse);
+      return Partitions::run("uq::decode", exec, candidate, requested, {partitions}, ran, [&] {
+        generic_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse);
+      });
+    }
+    auto reduce = reduce_launch(partials, out, lse, p, num_seqs);
+    TwoKernels::run("uq::decode", exec, candidate, requested, {partitions, reduce}, ran, [&] {
+      generic_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, no_out, no_lse);
+      generic_reduce(exec, partials, out, lse, p, num_seqs);
     });
-    if (tuned) return;
+  }
+
+  // The partition kernel alone, writing partial rows (at any P). `path`: a tuned path is required
+  // to take the call (no fallback: Native), Generic runs the generic kernel.
+  template <class Q, class Tables, class Lens, class Counts>
+  static void run_partitions(const ExecSpace& exec, Path path, const Q& q, const CacheAddressing& cache,
+                             const Tables& block_tables, const Lens& seq_lens, const DecodePartials<MemSpace>& partials,
+                             const Counts& counts, const DecodeParams& p, int num_seqs) {
+    const NoDecodeOut<MemSpace> no_out;
+    const NoDecodeLse<MemSpace> no_lse;
+    auto l = decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, nullptr);
+    PathChoice ran;
+    Partitions::run("uq::decode", exec, PathChoice{path, ""}, required(path), {l}, ran, [&] {
+      generic_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, no_out, no_lse);
+    });
+  }
+
+  // The reducer alone: out, and lse when lse.data() != nullptr (as run_partitions for `path`).
+  template <class Out, class Lse>
+  static void run_reduce(const ExecSpace& exec, Path path, const DecodePartials<MemSpace>& partials, const Out& out,
+                         const Lse& lse, const DecodeParams& p, int num_seqs) {
+    PathChoice ran;
+    Reduce::run("uq::decode", exec, PathChoice{path, ""}, required(path), {reduce_launch(partials, out, lse, p, num_seqs)},
+                ran, [&] { generic_reduce(exec, partials, out, lse, p, num_seqs); });
+  }
+
+ private:
+  static Backend required(Path path) { return path == Path::Generic ? Backend::Generic : Backend::Native; }
+
+  template <class Out, class Lse>
+  static DecodeReduceLaunch reduce_launch(const DecodePartials<MemSpace>& partials, const Out& out, const Lse& lse,
+                                          const DecodeParams& p, int num_seqs) {
+    auto l = decode_reduce_launch(partials, out, p, num_seqs, nullptr);
+    set_reduce_lse(l, lse);
+    return l;
+  }
+
+  template <class Q, class Tables, class Lens, class Counts, class Out, class Lse>
+  static void generic_partitions(const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
+                                 const Tables& block_tables, const Lens& seq_lens,
+                                 const DecodePartials<MemSpace>& partials, const Counts& counts, const DecodeParams& p,
+                                 int num_seqs, const Out& out, const Lse& lse) {
     switch (p.qg) {  // the query group size is a compile-time constant of the kernel
       case 6: return generic<6>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse);
       case 8: return generic<8>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse);
@@ -90,15 +127,9 @@ struct DecodeDispatch {
     }
   }
 
-  // The reducer: out, and lse when lse.data() != nullptr.
   template <class Out, class Lse>
-  static void reduce(Path path, const ExecSpace& exec, const DecodePartials<MemSpace>& partials, const Out& out,
-                     const Lse& lse, const DecodeParams& p, int num_seqs) {
-    const bool tuned = run_tuned_path<ExecSpace>("uq::decode", path, [&](auto t) {
-      using T = decltype(t);
-      T::launch(reduce_launch<T>(exec, partials, out, lse, p, num_seqs));
-    });
-    if (tuned) return;
+  static void generic_reduce(const ExecSpace& exec, const DecodePartials<MemSpace>& partials, const Out& out,
+                             const Lse& lse, const DecodeParams& p, int num_seqs) {
     ReduceGeneric<ExecSpace, Out, Lse> k;
     k.partials = partials;
     k.out = out;
@@ -108,27 +139,6 @@ struct DecodeDispatch {
     k.qg = p.qg;
     k.partitions = p.partitions;
     k.launch(exec, num_seqs);
-  }
-
- private:
-  // A tuned path's launch descriptions, built one way for the launch and for the rejection.
-  // out.data() != nullptr: the one-kernel run (P = 1) writes out (and lse) itself.
-  template <class Tuned, class Q, class Tables, class Lens, class Counts, class Out, class Lse>
-  static DecodePartitionsLaunch partitions_launch(const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
-                                                  const Tables& block_tables, const Lens& seq_lens,
-                                                  const DecodePartials<MemSpace>& partials, const Counts& counts,
-                                                  const DecodeParams& p, int num_seqs, const Out& out, const Lse& lse) {
-    auto l = decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs,
-                                      Tuned::stream(exec));
-    if (out.data() != nullptr) set_direct_outputs(l, out, lse);
-    return l;
-  }
-  template <class Tuned, class Out, class Lse>
-  static DecodeReduceLaunch reduce_launch(const ExecSpace& exec, const DecodePartials<MemSpace>& partials,
-                                          const Out& out, const Lse& lse, const DecodeParams& p, int num_seqs) {
-    auto l = decode_reduce_launch(partials, out, p, num_seqs, Tuned::stream(exec));
-    set_reduce_lse(l, lse);
-    return l;
   }
 
   template <int QG, class Q, class Tables, class Lens, class Counts, class Out, class Lse>

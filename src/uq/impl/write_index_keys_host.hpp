@@ -41,6 +41,7 @@
 // build's Serial / OpenMP spaces included, the generic kernel runs on hosts too.
 #pragma once
 
+#include "uq/core/write_launch.hpp"
 #include "uq/impl/host_simd.hpp"
 #include "uq/impl/status_counters.hpp"
 #include "uq/impl/writer_codes.hpp"
@@ -349,36 +350,28 @@ struct Writer {
   }
 };
 
-// The host path is taken for execution spaces that run on the host.
-template <class ExecSpace>
-inline constexpr bool kApplies = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
-
 // What a single-token call costs beside its ~60 ns of row work is the launch itself, so
 // the launch allocates nothing and counts no references: the counters go in as an
 // unmanaged view of the same memory, and the label is a std::string made once (Kokkos
 // 3.4 takes the label as a std::string, and a 20-character literal would be a heap
 // allocation and a free per call: 5-10 % of a single-token call in perf).
-template <class ExecSpace, class Keys, class Slots, class Cache, class CountView>
-void launch(const ExecSpace& exec, const Keys& keys, const Slots& slot_mapping, const Cache& index_cache,
-            const CountView& counts) {
-  using Key = typename Keys::non_const_value_type;
-  using Slot = typename Slots::non_const_value_type;
-  using Counts = Kokkos::View<typename CountView::data_type, typename CountView::array_layout,
-                              typename CountView::memory_space, Kokkos::MemoryUnmanaged>;
-  const std::int64_t T = static_cast<std::int64_t>(keys.extent(0));
-  if (T == 0) return;
+// l: the call (uq/core/write_launch.hpp) with rows of Key, slots of Slot, key_stride_dim 1.
+template <class Key, class Slot, class ExecSpace>
+void launch(const ExecSpace& exec, const IndexKeyWriteLaunch& l) {
+  using Counts = Kokkos::View<unsigned long long[kNumCounters], Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+  if (l.num_tokens == 0) return;
   static const std::string label("uq::write_index_keys");
   Writer<Key, Slot, Counts> w;
-  w.keys = keys.data();
-  w.key_stride = static_cast<std::int64_t>(keys.stride(0));
-  w.slots = slot_mapping.data();
-  w.slot_stride = static_cast<std::int64_t>(slot_mapping.stride(0));
-  w.cache = index_cache.data();
-  w.num_slots = static_cast<std::int64_t>(index_cache.extent(0)) * nvfp4::kBlockTokens;
+  w.keys = static_cast<const Key*>(l.keys);
+  w.key_stride = l.key_stride_token;
+  w.slots = static_cast<const Slot*>(l.slots);
+  w.slot_stride = l.slots_stride;
+  w.cache = l.cache;
+  w.num_slots = l.num_blocks * nvfp4::kBlockTokens;
   w.table = &thresholds();
-  w.counts = Counts(counts.data());
-  Kokkos::parallel_for(label,
-                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, T), w);
+  w.counts = Counts(l.counters);
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, l.num_tokens),
+                       w);
 }
 
 }  // namespace index_host

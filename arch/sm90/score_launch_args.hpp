@@ -82,4 +82,7 @@ inline ScoreKernelArgs make_score_kernel_args(const ScoreLaunch& l) {
   return a;
 }
 
+// Check and launch in one (tests, benchmarks; the dispatch keeps the arguments it checked).
+inline void launch_score(const ScoreLaunch& l) { launch_score(l, make_score_kernel_args(l)); }
+
 }  // namespace uq::sm90

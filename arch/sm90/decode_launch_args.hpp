@@ -92,4 +92,8 @@ inline ReduceKernelArgs make_reduce_kernel_args(const DecodeReduceLaunch& l) {
   return l;
 }
 
+// Check and launch in one (tests, benchmarks; the dispatch keeps the arguments it checked).
+inline void launch_decode_partitions(const DecodePartitionsLaunch& l) { launch_decode_partitions(l, make_decode_kernel_args(l)); }
+inline void launch_decode_reduce(const DecodeReduceLaunch& l) { launch_decode_reduce(l, make_reduce_kernel_args(l)); }
+
 }  // namespace uq::sm90

@@ -1,0 +1,136 @@
+// The seam refuses by construction what a path has not implemented: a new variant of an
+// operation is a new launch type (uq/impl/tuned_path.hpp), and every tuned path of this build
+// refuses it, with a reason, until it specialises TunedOp for it — even a variant that extends
+// an existing launch description, whose kernels would otherwise read the old fields and
+// silently compute the old variant.
+#include "support/test_util.hpp"
+#include "uq/uq.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace {
+
+using uq::Backend;
+using uq::Path;
+using uqtest::Exec;
+
+// A decode variant no path has written a kernel for: the partition launch plus a field.
+struct DecodeVariantLaunch : uq::impl::DecodePartitionsLaunch {
+  static constexpr const char* kName = "decode variant (test)";
+  int query_len = 2;
+};
+using VariantCall = uq::impl::TunedCall<Exec, DecodeVariantLaunch>;
+
+// Compile time, over every row of the table with whatever specialisations this build includes
+// (the CUDA build sm90's, the HIP build gfx950's, host builds the host path's).
+template <std::size_t... I>
+constexpr bool no_path_has_the_variant(std::index_sequence<I...>) {
+  return (!uq::impl::TunedOp<uq::kTunedPaths[I].path, DecodeVariantLaunch>::available && ...);
+}
+static_assert(no_path_has_the_variant(std::make_index_sequence<uq::kTunedPathCount>{}),
+              "a tuned path claims a launch type it never specialised");
+static_assert(!uq::impl::any_path_implements<Exec, DecodeVariantLaunch>(), "");
+
+// A device of the kind and architecture a row names.
+uq::DeviceInfo device_of(const uq::TunedPathRow& r) {
+  uq::DeviceInfo d;
+  for (int k = 0; k <= static_cast<int>(uq::ExecKind::Other); ++k)
+    if (uq::has_kind(r.kinds, static_cast<uq::ExecKind>(k))) {
+      d.kind = static_cast<uq::ExecKind>(k);
+      break;
+    }
+  d.arch = r.arch_prefix;
+  d.name = std::string("a device of ") + r.name;
+  return d;
+}
+
+// Every path of the table, on a device it matches: built here or not, with every operation or
+// none, the variant never reaches it — Auto says why, Native throws.
+TEST(TunedOps, EveryPathRefusesANewLaunchVariantWithAReason) {
+  const uq::BuiltPaths built = uq::impl::built_paths();
+  const uq::BuiltPaths with_variant = uq::impl::paths_implementing<Exec, DecodeVariantLaunch>();
+  for (const uq::TunedPathRow& r : uq::kTunedPaths) {
+    SCOPED_TRACE(r.name);
+    EXPECT_FALSE(with_variant.has(r.path));
+    const uq::DeviceInfo d = device_of(r);
+    const uq::PathChoice c = uq::choose_candidate("uq::decode", DecodeVariantLaunch::kName, d, Backend::Auto, built, with_variant);
+    EXPECT_EQ(c.path, Path::Generic);
+    if (built.has(r.path))
+      EXPECT_EQ(c.reason, std::string(r.name) + " has no decode variant (test) kernel");
+    else
+      EXPECT_NE(c.reason.find("no tuned path for"), std::string::npos) << c.reason;
+    uqtest::expect_error(
+        [&] { uq::choose_candidate("uq::decode", DecodeVariantLaunch::kName, d, Backend::Native, built, with_variant); },
+        {"uq::decode", "config.backend", "decode variant (test)", "Backend::Native on a device of"});
+  }
+}
+
+// The dispatcher itself, on this build's execution space: the variant runs the generic code and
+// the reason names it; Native throws before anything runs.
+TEST(TunedOps, TheDispatcherRunsAVariantOnlyOnTheGenericPath) {
+  const uq::DeviceInfo here = uq::impl::device_info(Exec());
+  const uq::PathChoice c = VariantCall::candidate("uq::decode", Backend::Auto, here);
+  EXPECT_EQ(c.path, Path::Generic);
+  EXPECT_NE(c.reason.find("decode variant (test)"), std::string::npos) << c.reason;
+  EXPECT_EQ(VariantCall::tuned_path(here), Path::Generic);
+
+  int generic_runs = 0;
+  uq::PathChoice ran;
+  VariantCall::run("uq::decode", Exec(), c, Backend::Auto, std::make_tuple(DecodeVariantLaunch{}), ran,
+                   [&] { ++generic_runs; });
+  EXPECT_EQ(generic_runs, 1);
+  EXPECT_EQ(ran.path, Path::Generic);
+  EXPECT_EQ(ran.reason, c.reason);
+
+  // Native: refused at the choice, wherever this build has a path for the device or not.
+  uqtest::expect_error([&] { VariantCall::candidate("uq::decode", Backend::Native, here); },
+                       {"uq::decode", "config.backend", "decode variant (test)", "Backend::Native on"});
+
+  // A tuned path handed the variant anyway (a caller's bug) refuses it like any call it
+  // cannot take: it never runs its old kernel on the new launch.
+  const uq::BuiltPaths built_here = uq::impl::built_paths_for<Exec>();
+  for (const uq::TunedPathRow& r : uq::kTunedPaths) {
+    if (!built_here.has(r.path)) continue;
+    SCOPED_TRACE(r.name);
+    generic_runs = 0;
+    VariantCall::run("uq::decode", Exec(), uq::PathChoice{r.path, ""}, Backend::Auto,
+                     std::make_tuple(DecodeVariantLaunch{}), ran, [&] { ++generic_runs; });
+    EXPECT_EQ(generic_runs, 1);
+    EXPECT_EQ(ran.path, Path::Generic);
+    EXPECT_NE(ran.reason.find(std::string(r.name) + " has no decode variant (test) kernel"), std::string::npos)
+        << ran.reason;
+    uqtest::expect_error(
+        [&] {
+          VariantCall::run("uq::decode", Exec(), uq::PathChoice{r.path, ""}, Backend::Native,
+                           std::make_tuple(DecodeVariantLaunch{}), ran, [&] { ++generic_runs; });
+        },
+        {"uq::decode", "config.backend", "has no decode variant (test) kernel"});
+  }
+}
+
+// What the seam does implement stays reachable: the operations each built path specialises
+// are found for its execution space (the decode pair and the scorer on sm90 and gfx950, the
+// index writer on the host path), and nothing else.
+TEST(TunedOps, BuiltPathsImplementExactlyTheirOperations) {
+  using uq::impl::paths_implementing;
+  const uq::BuiltPaths here = uq::impl::built_paths_for<Exec>();
+  const uq::BuiltPaths decode = paths_implementing<Exec, uq::impl::DecodePartitionsLaunch, uq::impl::DecodeReduceLaunch>();
+  const uq::BuiltPaths score = paths_implementing<Exec, uq::impl::ScoreLaunch>();
+  const uq::BuiltPaths kv_writer = paths_implementing<Exec, uq::impl::KvWriteLaunch>();
+  const uq::BuiltPaths index_writer = paths_implementing<Exec, uq::impl::IndexKeyWriteLaunch>();
+  for (Path p : {Path::Gfx950, Path::Sm90}) {
+    EXPECT_EQ(decode.has(p), here.has(p)) << uq::path_name(p);
+    EXPECT_EQ(score.has(p), here.has(p)) << uq::path_name(p);
+    EXPECT_FALSE(index_writer.has(p)) << uq::path_name(p);
+  }
+  EXPECT_EQ(index_writer.has(Path::HostSimd), here.has(Path::HostSimd));
+  EXPECT_FALSE(decode.has(Path::HostSimd));
+  EXPECT_FALSE(score.has(Path::HostSimd));
+  for (const uq::TunedPathRow& r : uq::kTunedPaths) EXPECT_FALSE(kv_writer.has(r.path)) << r.name;
+}
+
+}  // namespace
