@@ -70,7 +70,8 @@ run() {  # pack_dir out_dir [tests|bench|all]
 }
 
 # ncu (clock control off) of the sm90 decode partition kernel at the headline shape and at
-# 64 x 131k, and of the sm90 scorer at its two served shapes: the metrics PERF.md's tables use.
+# 64 x 131k, and of the sm90 scorer at its two served shapes: the metrics of the journal's ncu
+# tables (docs/perf-log/).
 ncu_profiles() {  # pack_dir out_dir
   local pack="$1" out="$2" bin=/tmp/uq-h200
   [ -x "$bin/perf/bench_decode" ] || { mkdir -p "$bin" && tar -C "$bin" -xJf "$pack/bin.tar.xz" || exit 1; }

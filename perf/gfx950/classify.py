@@ -1,6 +1,6 @@
 """What each gfx950 instruction costs where: its unit, its bytes, its MFMA shape.
 
-The classes are the ones a CU model needs (docs/PERF.md, "gfx950: a performance model"):
+The classes are the ones a CU model needs (docs/perf-log/2026-12-01-gfx950-model.md):
 VALU (full rate, packed, quarter rate: transcendental and 64-bit integer multiply-add),
 cross-lane VALU, SALU, SMEM, VMEM (bytes per lane), LDS (bytes per lane), MFMA (shape and
 operand formats), waits, barriers, branches, nops."""
