@@ -9,7 +9,7 @@
 # (uq_kokkos_repaired). Kokkos builds made by cmake/kokkos/build-kokkos.sh and Kokkos 4.x are
 # linked as they are.
 # 3.4: the oldest Kokkos uq is built and tested against (Debian 12's); 4.x is compiled against
-# outside CI (DESIGN.md, Dependencies). uqConfig.cmake.in asks for the same minimum.
+# outside CI (docs/DESIGN.md, "Dependencies"). uqConfig.cmake.in asks for the same minimum.
 set(UQ_KOKKOS_MIN_VERSION 3.4)
 if(NOT TARGET Kokkos::kokkos)
   find_package(Kokkos ${UQ_KOKKOS_MIN_VERSION} REQUIRED)

@@ -155,7 +155,8 @@ void register_all(bool full) {
   shapes.push_back({host ? 4 : 32, ctx, 8, 4});
   for (int b : host ? std::vector<int>{1} : std::vector<int>{1, 8, 64}) shapes.push_back({b, ctx, 1, 1});
   // On a host also 2, 8 and 16 columns: the host compiler's code differs by column count far
-  // more than a GPU's (docs/PERF.md §2, 2026-12-03), so each instance is measured.
+  // more than a GPU's (docs/perf-log/2026-12-03-generic-scorer-offsets.md), so each instance
+  // is measured.
   if (host) {
     for (const auto& ql_h : {std::pair<int, int>{2, 1}, {2, 4}, {4, 4}}) shapes.push_back({4, ctx, ql_h.first, ql_h.second});
   }

@@ -15,7 +15,7 @@
 //     --quick: T <= 4096; --only write_kv/T65536/Hk1: that row alone; --no-copy: no copy
 //     bandwidth (and no JSON), for profilers
 //
-// Prints a markdown table (docs/PERF.md) and, with a file, the same rows as JSON (not
+// Prints a markdown table (as in docs/PERF.md) and, with a file, the same rows as JSON (not
 // Google Benchmark's format: perf/report.py does not read it).
 #include "bench_support.hpp"
 #include "measure/timing.hpp"

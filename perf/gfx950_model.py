@@ -8,8 +8,8 @@ measurement: no AMD GPU was available, nothing here ran on gfx950.
 Reads uq_gfx950_{decode,reduce,score}_isa.co (llvm-objdump-22, llvm-readelf-22), finds each
 kernel's steady-state loops, counts their instructions by unit, times one iteration with a
 one-wave issue simulation and with llvm-mca-22 (LLVM's gfx950 scheduling model), and predicts
-the headline shapes' times against the MI355X's memory bandwidth (docs/PERF.md, "gfx950: a
-performance model"). --check: exit non-zero if a kernel or loop is missing (CI)."""
+the headline shapes' times against the MI355X's memory bandwidth (method and sources:
+docs/perf-log/2026-12-01-gfx950-model.md). --check: exit non-zero if a kernel or loop is missing (CI)."""
 import argparse
 import json
 import math

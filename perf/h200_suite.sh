@@ -3,13 +3,16 @@
 # every test program, compute-sanitizer on the bad-data / misaligned / graph tests, then the
 # benchmarks. Pack the binaries here with
 #   perf/h200_suite.sh pack build/cuda .dev/h200      (-> .dev/h200/bin.tar.xz + the libraries)
-# and run on the device, in the repository root, with
+# and run on the device, in the checkout's root (wherever it lies there), with
 #   perf/h200_suite.sh run .dev/h200 "$OUT" [tests|bench|all]
 #   perf/h200_suite.sh ncu .dev/h200 "$OUT"        (ncu of the sm90 kernels, below)
 # (bench: the benchmarks only, each program limited to BENCH_SECONDS_<program> or BENCH_SECONDS
 # (default 150) seconds, filtered by BENCH_FILTER_<program> when set). Logs and benchmark JSON go to the output folder; the last
 # lines printed are the summary.
 set -uo pipefail
+
+# The checkout this script belongs to (on the CPU machine when packing, on the device when running).
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 pack() {  # build_dir dest
   local build="$1" dest="$2"
@@ -21,18 +24,34 @@ pack() {  # build_dir dest
   tar -C "$build" -cJf "$dest/bin.tar.xz" "${files[@]}"
   # Google Benchmark is a shared Debian library the device image lacks.
   cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian "$dest/"
+  # The CLI test programs name the uq program and their fixtures by the absolute paths this build
+  # was configured with (tests/CMakeLists.txt: UQ_CLI_PROGRAM, UQ_CLI_FIXTURES); run() recreates
+  # them on the device from these two lines.
+  printf '%s\n%s\n' "$ROOT" "$(cd "$build" && pwd)" > "$dest/build_paths.txt"
   echo "packed ${#files[@]} programs into $dest ($(du -sh "$dest" | cut -f1))"
+}
+
+# The pack's programs, unpacked once into the pack folder.
+unpack() {  # pack_dir -> prints the folder
+  local pack bin
+  pack="$(cd "$1" && pwd)" || exit 1
+  bin="$pack/unpacked"
+  if [ ! "$bin/.complete" -nt "$pack/bin.tar.xz" ]; then
+    rm -rf "$bin" && mkdir -p "$bin" && tar -C "$bin" -xJf "$pack/bin.tar.xz" && touch "$bin/.complete" || exit 1
+  fi
+  echo "$bin"
 }
 
 run() {  # pack_dir out_dir [tests|bench|all]
   local pack="$1" out="$2" what="${3:-all}"
-  local bin=/tmp/uq-h200
-  rm -rf "$bin" && mkdir -p "$bin" && tar -C "$bin" -xJf "$pack/bin.tar.xz" || exit 1
-  export LD_LIBRARY_PATH="$PWD/$pack${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  # The CLI tests name the program and their fixtures by the absolute paths of the build machine.
-  local root=/work/main
-  if [ "$PWD" != "$root" ] && [ ! -e "$root" ]; then mkdir -p /work && ln -s "$PWD" "$root"; fi
-  mkdir -p "$root/build/cuda/src/cli" && cp "$bin/src/cli/uq" "$root/build/cuda/src/cli/uq"
+  local bin; bin="$(unpack "$pack")" || exit 1
+  export LD_LIBRARY_PATH="$(cd "$pack" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # The CLI tests look for the program and their fixtures where the build machine had them: that
+  # checkout's path is made to lead to this one, and the program is put at its build path.
+  local src build
+  { read -r src; read -r build; } < "$pack/build_paths.txt" || exit 1
+  if [ "$src" != "$ROOT" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$ROOT" "$src"; fi
+  mkdir -p "$build/src/cli" && cp "$bin/src/cli/uq" "$build/src/cli/uq"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
   local pass=0 fail=0 failed="" san=0
   if [ "$what" != bench ]; then
@@ -70,11 +89,12 @@ run() {  # pack_dir out_dir [tests|bench|all]
 }
 
 # ncu (clock control off) of the sm90 decode partition kernel at the headline shape and at
-# 64 x 131k, and of the sm90 scorer at its two served shapes: the metrics PERF.md's tables use.
+# 64 x 131k, and of the sm90 scorer at its two served shapes: the metrics of the journal's ncu
+# tables (docs/perf-log/).
 ncu_profiles() {  # pack_dir out_dir
-  local pack="$1" out="$2" bin=/tmp/uq-h200
-  [ -x "$bin/perf/bench_decode" ] || { mkdir -p "$bin" && tar -C "$bin" -xJf "$pack/bin.tar.xz" || exit 1; }
-  export LD_LIBRARY_PATH="$PWD/$pack${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  local pack="$1" out="$2"
+  local bin; bin="$(unpack "$pack")" || exit 1
+  export LD_LIBRARY_PATH="$(cd "$pack" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   local metrics="dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active"
   metrics="$metrics,smsp__warps_eligible.avg.per_cycle_active,sm__warps_active.avg.pct_of_peak_sustained_active"
   metrics="$metrics,regex:sm__inst_executed_pipe_(alu|fma|lsu|tensor_op_gmma|xu)\\.avg\\.pct_of_peak_sustained_active"

@@ -3,7 +3,7 @@
 matplotlib is importable: Debian's python3-matplotlib) a PNG of GB/s against context
 length for each path.
 
-    python3 perf/report.py build/cuda/bench/*.json [--png docs/decode_gbs.png]
+    python3 perf/report.py build/cuda/bench/*.json [--png decode_gbs.png]
 """
 import json
 import re

@@ -1,5 +1,5 @@
 // The library's one-thread WHT (uq::wht256_rows, the host decode path's) against the reference
-// transform (tests/reference: fp32 in the order of spec ultraquant.md §3): the spec fixes the
+// transform (reference/: fp32 in the order of spec ultraquant.md §3): the spec fixes the
 // arithmetic and its order, so the values must be bit-identical, not merely close.
 #include "uq/wht.hpp"
 #include "uqref_ultraquant.hpp"

@@ -1,4 +1,4 @@
-// The emulator's scalar formats (spec/gfx950-isa.md §1.2, §5, §6): exact decoding to double
+// The emulator's scalar formats (docs/gfx950-isa.md §1.2, §5, §6): exact decoding to double
 // and the gfx950 conversions' rounding (RNE) and overflow rules.
 #pragma once
 

@@ -2,7 +2,7 @@
 // pre-rotated q) of the QG rows of one KV head, written to LDS as QG rows of 256 E4M3 bytes
 // in natural dim order, and the scaled MFMA's Q operands read back from there.
 //
-// Lane map of the rotation (spec ultraquant-sources.md §4.4): in pass i = 0 .. ceil(QG/8)-1
+// Lane map of the rotation (docs/spec/ultraquant-sources.md §4.4): in pass i = 0 .. ceil(QG/8)-1
 // lane L holds query row (L >> 3) + 8i and the 32 consecutive dims 32c .. 32c+31, c = L & 7.
 // WHT stages 0..4 (pair strides 1..16) pair values inside the lane; stages 5..7 (strides
 // 32, 64, 128) pair chunk c with chunk c ^ 1, ^ 2, ^ 4 of the same row, i.e. lane L ^ 1, ^ 2,
@@ -165,9 +165,9 @@ UQ_DEVICE inline std::uint32_t write_query_lds(const DecodeKernelArgs& a, std::u
 
 // The scaled MFMA's B operand for issue i (dims 128i .. 128i+127): lane (g, r) holds query
 // row r, bytes 0..15 = dims 128i + 16g + 0..15 and bytes 16..31 = dims 128i + 64 + 16g +
-// 0..15 (spec gfx950-isa.md §1.3, fp8). Reading those two 16-byte pieces of the natural-order
-// row is the head-dim permutation qperm of spec ultraquant-sources.md §4.2 (which the original
-// folded into the rotation instead). Rows r >= QG are zero.
+// 0..15 (docs/gfx950-isa.md §1.3, fp8). Reading those two 16-byte pieces of the natural-order
+// row is the head-dim permutation qperm of docs/spec/ultraquant-sources.md §4.2 (which the
+// original folded into the rotation instead). Rows r >= QG are zero.
 template <int QG>
 UQ_DEVICE inline i32x8 query_operand(std::uint32_t q_lds, std::uint32_t lane, int issue) {
   const std::uint32_t g = lane >> 4, r = lane & 15;

@@ -3,7 +3,7 @@
 // loads of its K and V bytes, and the status count of a bad block id.
 //
 // Load lane maps (lane l, g = l >> 4, r = l & 15):
-//  * K, straight into the scaled MFMA's A operand (spec gfx950-isa.md §1.3, fp4): lane (g, r)
+//  * K, straight into the scaled MFMA's A operand (docs/gfx950-isa.md §1.3, fp4): lane (g, r)
 //    loads token r's code bytes 16g .. 16g+15 (dims 32g .. 32g+31, issue 0) and 64+16g ..
 //    (issue 1), and token r's 8 K scale bytes, of which it uses byte 4i + g for issue i (the
 //    scale of A row r, block g sits in lane 16g + r: the same lane).

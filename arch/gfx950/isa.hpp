@@ -5,7 +5,7 @@
 //   * clang-22 HIP for gfx950 (`-x hip --offload-arch=gfx950`): every operation is a clang
 //     builtin (isa_gfx950.hpp). No HIP runtime header is needed; no threadIdx.
 //   * the host compiler with UQ_GFX950_EMULATE defined: every operation calls the 64-lane
-//     wavefront emulator in arch/emu (isa_emu.hpp), which follows spec/gfx950-isa.md.
+//     wavefront emulator in arch/emu (isa_emu.hpp), which follows docs/gfx950-isa.md.
 //
 // The semantics of each operation (instruction, lane layout, numerics) are documented once,
 // next to its builtin in isa_gfx950.hpp; the emulator implements exactly those comments.

@@ -1,7 +1,7 @@
 // gfx950 implementation of isa.hpp: clang-22 builtins only (no HIP runtime header, no
 // threadIdx). Include arch/gfx950/isa.hpp, never this file.
 //
-// Notation of the comments (spec/gfx950-isa.md): l = lane 0..63, g = l >> 4 (lane group),
+// Notation of the comments (docs/gfx950-isa.md): l = lane 0..63, g = l >> 4 (lane group),
 // r = l & 15. "UNCONFIRMED" marks the spec's working hypotheses (no gfx950 hardware was
 // available); the emulator implements the same hypotheses.
 #pragma once

@@ -43,7 +43,8 @@ UQ_DEVICE inline u32x4 key_order16(const u32x4& q) {
 // 2 scale bytes (bytes 2 kl, 2 kl + 1 of the token's 8 are the half kl & 1 of dword kl >> 1).
 // A whole dword, not a 2-byte load: a 16-bit load's value is zero-extended where it is used,
 // and clang put those extensions of all 8 tiles, carried round the page loop, at its top,
-// which made the wave wait there for the whole next page (performance model, docs/PERF.md).
+// which made the wave wait there for the whole next page (performance model,
+// docs/perf-log/2026-12-01-gfx950-model.md).
 struct Tile {
   u32x4 codes;
   std::uint32_t scales;

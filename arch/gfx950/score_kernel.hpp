@@ -64,7 +64,8 @@ UQ_DEVICE inline u32x4 load_q_chunk(const ScoreKernelArgs& a, const buffer_rsrc&
 // whole 16-row MFMA group) in key order, the table, and the lanes' lengths, staged in two
 // steps: stage_loads issues every global load of the prologue (the thread's at most 8 Q
 // chunks and its table piece) before anything waits, so that they share one memory round
-// trip with the lengths' load rather than taking one each (performance model, docs/PERF.md);
+// trip with the lengths' load rather than taking one each (performance model,
+// docs/perf-log/2026-12-01-gfx950-model.md);
 // stage_stores writes them to LDS.
 template <int R>
 struct StageLoads {
@@ -141,7 +142,8 @@ UQ_DEVICE inline bool page_needed(const Context& c, std::int32_t b) {
 
 // The block-table entry of this lane's request at position b (0 when not needed). The
 // position loop loads it one position ahead, so its latency is hidden behind the previous
-// position's pages instead of opening every position (performance model, docs/PERF.md).
+// position's pages instead of opening every position (performance model,
+// docs/perf-log/2026-12-01-gfx950-model.md).
 UQ_DEVICE inline std::int32_t load_table_entry(const Context& c, std::int32_t b) {
   const ScoreKernelArgs& a = *c.a;
   const std::uint32_t entry = static_cast<std::uint32_t>(c.req0 + static_cast<std::int32_t>(c.lane)) * a.table_stride_req +
@@ -200,7 +202,7 @@ UQ_DEVICE inline std::int32_t score_position(const Context& c, std::int32_t b, s
     const buffer_rsrc r = page_rsrc(a, first);
     // Tile by tile, as the page loop reloads them: the loop's s_waitcnt then needs only the
     // tile at hand (vmcnt(14)); scheduled freely, the 8 code loads went first and the loop
-    // waited for 5 tiles at its top (performance model, docs/PERF.md).
+    // waited for 5 tiles at its top (performance model, docs/perf-log/2026-12-01-gfx950-model.md).
     UQ_GFX950_SCORE_UNROLL
     for (int t = 0; t < kTiles; ++t) {
       tiles.tile[t] = load_tile(r, t, lane);

@@ -13,7 +13,7 @@
 //             (shared-position mode only)
 //
 // No gfx950 hardware was available: the choice below follows the sibling kernels' measured
-// behaviour (spec nvfp4-index-sources.md §7, §10: about 4-8 waves per CU, 1-4 pages per wave
+// behaviour (docs/spec/nvfp4-index-sources.md §7, §10: about 4-8 waves per CU, 1-4 pages per wave
 // at short contexts, deeper at long ones) but has not itself been timed.
 #pragma once
 

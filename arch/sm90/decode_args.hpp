@@ -51,16 +51,17 @@ UQ_SM90_HOST_DEVICE constexpr int q_rows(int qg) { return qg <= 8 ? 8 : 16; }
 
 // Commit groups of a tile's P.V wgmmas (decode_kernel.cuh): two for N = 8 (a group's V
 // operands, 64 registers for all four k-steps, stay live until it completes; waiting for the
-// first half before building the second frees 32 of them, which the persistent loop needs:
-// 2026-12-01 H200, headline 46.3 -> 43.6 us, 64 x 131k 948 -> 892 us), one for N = 16 (there the
-// split measured slower: 71.6 -> 73.9 us at 4 x 65536, QG 16).
+// first half before building the second frees 32 of them, which the persistent loop needs),
+// one for N = 16 (there the split measured slower):
+// docs/perf-log/2026-12-01-sm90-persistent-decode.md.
 UQ_SM90_HOST_DEVICE constexpr int decode_pv_split(int qg) { return qg <= 8 ? 2 : 1; }
 
 // CTAs per SM of every partition-kernel instance (its launch bounds: 12 warps, <= 168
-// registers) and its ring depth (4 stages: 3 tiles in flight while one is computed). (Until
-// 2026-12-02 caches with several KV heads or padded slots took a 4-CTA, 128-register, 3-stage
-// instance whose 16 warps hid the latency of 64 single-slot copies per tile; one tensor-map copy
-// per block run replaced those copies, and 3 CTAs are faster then: docs/PERF.md §5.6.)
+// registers) and its ring depth (4 stages: 3 tiles in flight while one is computed). (Caches
+// with several KV heads or padded slots once took a 4-CTA, 128-register, 3-stage instance
+// whose 16 warps hid the latency of 64 single-slot copies per tile; one tensor-map copy per
+// block run replaced those copies, and 3 CTAs are faster then:
+// docs/perf-log/2026-12-02-sm90-tensor-map-reducer.md.)
 constexpr int kDecodeCtasPerSm = 3;
 constexpr int kDecodeStages = 4;
 
@@ -148,7 +149,8 @@ struct DecodeKernelArgs : uq::impl::DecodePartitionsLaunch {
 // Their l and m on this path: [sequence, KV head][query row][partition], so that the partitions
 // of one query row, which the reducer reads together, are contiguous (with [partition][query
 // row] the reducer's 8 blocks per row each touched every 32-byte sector of the KV head's l and m
-// for the 1 or 2 values of its row in each: 6 x the bytes at QG 6, docs/PERF.md §5.8).
+// for the 1 or 2 values of its row in each: 6 x the bytes at QG 6,
+// docs/perf-log/2026-12-04-sm90-reducer-layout.md).
 UQ_SM90_HOST_DEVICE constexpr std::int64_t partial_lm_index(std::int64_t bh, int row, int p, int partitions, int qg) {
   return (bh * qg + row) * partitions + p;
 }
@@ -166,9 +168,9 @@ constexpr int kReduceBatch = 8;  // partitions per thread per pass (loaded befor
 constexpr std::int64_t kReduceWholeRowMinRows = 256;
 // Query rows from which, with up to kReduceWarpRowMaxPartitions partitions, each row is reduced
 // by one warp instead of one block (its l, w and m in 4 KB of shared memory for 512): about 16
-// warps per SM of an H200, where a warp's row is latency-bound by its own loads (an engine's
-// 256 x 24 rows of short sequences: 80 -> 31 us; 384 rows of 64 x 131k: 22 -> 55 us, so the
-// block kernel below it; docs/PERF.md §5.6).
+// warps per SM of an H200, where a warp's row is latency-bound by its own loads (faster for an
+// engine's 256 x 24 rows of short sequences, slower for the 384 rows of 64 x 131k, so the
+// block kernel below it; docs/perf-log/2026-12-02-sm90-tensor-map-reducer.md).
 constexpr std::int64_t kReduceWarpRowMinRows = 2048;
 constexpr int kReduceWarpRowMaxPartitions = 512;
 

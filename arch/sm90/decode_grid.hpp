@@ -12,18 +12,17 @@
 
 namespace uq::sm90 {
 
-// The ramp of a CTA, in tile-times (a tile is ~0.9 us of one SM's time; the ramp ~2-3 us at 3
-// CTAs per SM): the fixed cost per CTA in the model below. Measured on the H200 (2026-12-01,
-// decode_harness): 2 picks R = 99 at the headline and 37 at 64 x 131k; 0 (R = 293, 256: one
-// partition with tokens per CTA) was 10 % and 5 % slower there, 4 (R = 99, 6) equal at the
-// headline and 5 % slower at 64 x 131k.
+// The ramp of a CTA, in tile-times (the length, table and first copies cost about two tiles of
+// one SM's time at 3 CTAs per SM): the fixed cost per CTA in the model below. 2 picks R = 99 at
+// the headline and 37 at 64 x 131k; ramps 0 (one partition with tokens per CTA) and 4 measured
+// slower on the H200 (docs/perf-log/2026-12-01-sm90-persistent-decode.md).
 constexpr int kRampTiles = 2;
 
 // At most this many partitions per CTA: the model above sees only full lengths, where one CTA
 // per (sequence, KV head) can be best (an engine's batch of 256 x 4 at 4 CTAs per SM: 2 waves),
 // but then a shorter sequence's partitions all fall to that one CTA, one after another, and the
-// batch's longest sequences set the time (H200, 2026-12-02: ragged lengths of mean 4k in a
-// 128k-token table, 1.15 ms with R = 1 against 0.95 ms with R = 8).
+// batch's longest sequences set the time (ragged lengths of mean 4k in a 128k-token table:
+// R = 8 faster than R = 1 on the H200, docs/perf-log/2026-12-02-sm90-third-pass.md).
 constexpr int kMaxPartitionsPerCta = 32;
 
 // nbh = num_seqs * num_kv_heads; tokens = the longest length the table can hold

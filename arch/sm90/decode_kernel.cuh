@@ -115,7 +115,7 @@ __device__ __forceinline__ void pv_tile(float (&acc)[4][N / 2], std::uint32_t st
   constexpr int kSteps = 4 / kSplit;
   constexpr std::uint32_t kTabStep = 8 * kRowBytes;                       // scale-table rows per k-step
   // (unrolled: a rolled loop over the groups cut the instruction-fetch stalls at the headline
-  // but cost 10 % more instructions at 64 x 131k, 2026-12-02)
+  // but cost more instructions at 64 x 131k, docs/perf-log/2026-12-02-sm90-third-pass.md)
 #pragma unroll
   for (int hh = 0; hh < kSplit; ++hh) {
     std::uint32_t va[kSteps][4][4];  // [k-step][nibble / wgmma][register]
@@ -196,7 +196,8 @@ __device__ __forceinline__ void pv_tile(float (&acc)[4][N / 2], std::uint32_t st
 // kCopy: how tiles arrive (decode_copy_kind: kCopySync, kCopyRuns, kCopyBoxes). Separate
 // instances, so that the common one's tile loop carries no code of the others (at decode-sized
 // grids the kernel was instruction-fetch bound: a tensor-map branch beside the run copies cost
-// 7 % at the headline, docs/PERF.md §5.6). slots: the cache's tensor map for kCopyBoxes
+// 7 % at the headline, docs/perf-log/2026-12-02-sm90-tensor-map-reducer.md). slots: the cache's
+// tensor map for kCopyBoxes
 // (decode.cu), unused otherwise.
 template <int QG, int kCopy>
 __global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)

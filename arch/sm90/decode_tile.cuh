@@ -40,7 +40,8 @@ struct SeqView {
 // for a tile or two. A sequence that fills a fraction f of the table's partitions gets
 // max(ceil(f R), ceil(filled / kMinFilledPerCta)) CTAs (at most R): R at full length, as the
 // grid model planned, and 1..R CTAs of >= 8 partitions below it (an engine's plan with ragged
-// short lengths: partition kernel 960 -> 930 us, docs/PERF.md §7). The other CTAs write empty partitions only.
+// short lengths: docs/perf-log/2026-12-01-engine-plan-reducer-rows.md). The other CTAs write empty
+// partitions only.
 constexpr int kMinFilledPerCta = 8;
 
 // 32-bit arithmetic throughout (a 64-bit division by a run-time value is a long subroutine).

@@ -8,8 +8,9 @@
 // partitions (reduce.cu, kReduceWholeRowMinRows, kReduceWarpRowMinRows, kReduceWarpRowMaxPartitions):
 // decode_reduce_chunks_kernel, 8 blocks per (sequence, query head) of 32 dims each, when there
 // are few rows (the GPU needs the blocks; each block is latency-bound); when there are many (an
-// engine's batch: 256 x 24 rows made 49 152 chunk blocks of mostly fixed cost, 297 us of a
-// 1.27 ms call on the H200, docs/PERF.md §7) decode_reduce_rows_kernel, one block per row, and
+// engine's batch: 256 x 24 rows made 49 152 chunk blocks of mostly fixed cost, a quarter of
+// the call on the H200, docs/perf-log/2026-12-01-engine-plan-reducer-rows.md)
+// decode_reduce_rows_kernel, one block per row, and
 // when there are very many, with up to 512 partitions, decode_reduce_warp_rows_kernel, one warp
 // per row and no block barrier (8 rows a block). All give the same bits: every sum runs in one
 // fixed order that depends neither on the kernel, nor on timing, nor on which partitions are

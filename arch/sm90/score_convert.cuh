@@ -75,8 +75,9 @@ __device__ __forceinline__ void scale_flips(std::uint32_t scales, std::uint32_t&
 
 // One code word w and its group's row -> four fp16 pairs (x 2^-8): p[i] = dims
 // (d0 + i, d0 + i + 4), the lower dim in the low half. (Forcing the shifts and x * 128 +
-// flip onto the FMA pipe as IMAD.HI / IMAD instead of ptxas's SHF / LEA cut the ALU pipe from
-// 57 % to 49 % on the H200 but added dispatch stalls and was 4 % slower: docs/PERF.md §6.)
+// flip onto the FMA pipe as IMAD.HI / IMAD instead of ptxas's SHF / LEA eased the ALU pipe
+// on the H200 but added dispatch stalls and was slower:
+// docs/perf-log/2026-12-01-sm90-wgmma-scorer.md.)
 __device__ __forceinline__ void convert_word(std::uint32_t w, const Row& row, std::uint32_t flip, std::uint32_t (&p)[4]) {
   const std::uint32_t r = prmt(w, w, 0x3120u);  // bytes b0, b2, b1, b3: nibbles n0 n1 n4 n5 n2 n3 n6 n7
   const std::uint32_t sel_a = mask_or(r, 0x07070707u, 0x80808080u);  // [n0, 8, n4, 8] | [n2, 8, n6, 8]

@@ -311,7 +311,7 @@ __global__ void __launch_bounds__(scorer::kThreads, scorer::kCtasPerSm) score_ke
   // ---------------------------------------------------------------- operands
   // Every global load of the prologue is issued before any of them is used (unrolled, no
   // division in the addressing): the serial loads this replaced held ~10 % of the warps'
-  // sampled stalls in ncu (docs/PERF.md §6, 2026-12-01 12:31).
+  // sampled stalls in ncu (docs/perf-log/2026-12-01-sm90-wgmma-scorer.md).
   // The derived table (score_convert.cuh), kRowCopies copies: rows tid and tid + 128.
   {
     static_assert(256 == 2 * kThreads, "two table rows per thread");

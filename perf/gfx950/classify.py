@@ -1,6 +1,6 @@
 """What each gfx950 instruction costs where: its unit, its bytes, its MFMA shape.
 
-The classes are the ones a CU model needs (docs/PERF.md, "gfx950: a performance model"):
+The classes are the ones a CU model needs (docs/perf-log/2026-12-01-gfx950-model.md):
 VALU (full rate, packed, quarter rate: transcendental and 64-bit integer multiply-add),
 cross-lane VALU, SALU, SMEM, VMEM (bytes per lane), LDS (bytes per lane), MFMA (shape and
 operand formats), waits, barriers, branches, nops."""
@@ -18,7 +18,7 @@ _TRANS = re.compile(r"^v_(exp|log|rcp|rsq|sqrt|sin|cos)_(f32|f16|legacy_f32)")
 _QUARTER = re.compile(r"^v_(mad_u64_u32|mad_i64_i32|mul_lo_u32|mul_hi_u32|mul_hi_i32|mad_u32_u24)")
 _CROSS_LANE = re.compile(r"^v_(permlane|readlane|readfirstlane|writelane)")
 # MFMA formats of the f8f6f4 instructions, from cbsz (A) / blgp (B): 0 fp8, 1 bf8, 2 fp6,
-# 3 bf6, 4 fp4 (spec gfx950-isa.md §1.2); an absent field is 0.
+# 3 bf6, 4 fp4 (docs/gfx950-isa.md §1.2); an absent field is 0.
 _FORMATS = {0: "fp8", 1: "bf8", 2: "fp6", 3: "bf6", 4: "fp4"}
 
 

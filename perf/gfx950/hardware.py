@@ -5,9 +5,9 @@
 CLOCK_HZ = 2.4e9        # peak engine clock, AMD MI355X data sheet
 CUS = 256               # ROCm "GPU specifications" table: MI355X 256 CUs (32 per XCD)
 SIMDS_PER_CU = 4
-MAX_WAVES_PER_SIMD = 8  # spec gfx950-isa.md §8 (clang-22's occupancy rule)
-VGPRS_PER_SIMD_LANE = 512  # unified ArchVGPR + AGPR file, spec gfx950-isa.md §8
-LDS_BYTES_PER_CU = 160 * 1024  # ROCm GPU specifications; spec gfx950-isa.md §8
+MAX_WAVES_PER_SIMD = 8  # docs/gfx950-isa.md §8 (clang-22's occupancy rule)
+VGPRS_PER_SIMD_LANE = 512  # unified ArchVGPR + AGPR file, docs/gfx950-isa.md §8
+LDS_BYTES_PER_CU = 160 * 1024  # ROCm GPU specifications; docs/gfx950-isa.md §8
 HBM_PEAK_BYTES_S = 8.0e12      # AMD MI355X data sheet
 # Public streaming benchmarks, as quoted by issue 19 (not re-measured here: no AMD GPU).
 HBM_MEASURED_BYTES_S = (6.3e12, 6.9e12)
@@ -72,7 +72,7 @@ def seconds(clocks):
 
 
 def occupancy(vgprs, lds_bytes, waves_per_workgroup, sgprs=0):
-    """Waves per CU that the registers and the LDS allow (spec gfx950-isa.md §8)."""
+    """Waves per CU that the registers and the LDS allow (docs/gfx950-isa.md §8)."""
     granule = 8
     v = max(granule, -(-vgprs // granule) * granule)
     per_simd = min(MAX_WAVES_PER_SIMD, VGPRS_PER_SIMD_LANE // v)

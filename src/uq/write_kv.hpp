@@ -39,7 +39,7 @@ struct WriteKvConfig {
 //
 // Launches: with check = false a call is exactly one kernel (any num_tokens; none when
 // num_tokens = 0) and no host synchronisation, so it can be captured in a graph
-// (times against an empty launch: docs/PERF.md §8). check = true adds a reset of the
+// (times against an empty launch: docs/PERF.md, cache writers). check = true adds a reset of the
 // status counters before it (one fill), a copy of the counters to the host after it and
 // a wait for that copy (the host synchronises), then throws on bad data. The free
 // functions below build a writer per call (counters allocated and reset): loops keep one.

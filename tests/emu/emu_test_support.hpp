@@ -1,5 +1,5 @@
 // Shared helpers of the emulator tests: launching one-wave kernels, poisoning, the float64
-// format decoders the tests compare with (written from spec/gfx950-isa.md §1.2 and the OCP
+// format decoders the tests compare with (written from docs/gfx950-isa.md §1.2 and the OCP
 // definitions, independently of arch/emu/formats.cpp; the formats the project's reference
 // already has come from reference/, namespace uqref).
 #pragma once

@@ -1,4 +1,4 @@
-// Emulated behaviour pinned to sources other than the project's notes (spec/gfx950-isa.md):
+// Emulated behaviour pinned to sources other than the project's notes (docs/gfx950-isa.md):
 // each test states the fact, where it comes from (file and line, or the test's name, and the
 // revision read), and checks the emulator against it. docs/EMULATOR-SOURCES.md lists which
 // behaviours are confirmed this way and which still rest on the notes only.

@@ -8,7 +8,7 @@
 //     untouched entries bit-exact, finite scores within max(1e-4 + 1e-4 |ref|, a bound derived
 //     there for any fp32 summation order));
 //  2. against the float64 reference bit for bit: in the emulator the MFMA sums its products
-//     exactly and rounds once (spec gfx950-isa.md §1.6, reference mode), and every E4M3 x
+//     exactly and rounds once (docs/gfx950-isa.md §1.6, reference mode), and every E4M3 x
 //     E4M3 product is a multiple of 2^-18 below 2^18, so a token's 128-term dot is exact in
 //     double and the reference's float(dot) is the same number. (On hardware only 1. holds;
 //     this check pins the kernel's data path: dims, tokens, masks, sentinels.)

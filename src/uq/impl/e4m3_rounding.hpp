@@ -3,9 +3,9 @@
 // of the generic decode, where codec::round_e4m3 (the definitional form in uq/types.hpp:
 // branches per range, a float -> int -> float round trip) took ~5 % of a profile of the host
 // decode at QG 16. Here both ranges are computed and one is selected, in integer and float
-// operations a CPU compiler vectorises. (Measured: no gain beyond the run-to-run noise of
-// docs/PERF.md §3, so this second form of the rule earns its place only if a later
-// measurement shows one.)
+// operations a CPU compiler vectorises. (Measured: no gain beyond the run-to-run noise,
+// docs/perf-log/2026-12-01-cpu-decode-simd.md, so this second form of the rule earns its
+// place only if a later measurement shows one.)
 //
 // Normal E4M3 range (|x| >= 2^-6): keep 3 fraction bits of the fp32, round to nearest even on
 // the bits (add 0x7FFFF plus the lowest kept bit, clear the 20 dropped bits; a carry moves

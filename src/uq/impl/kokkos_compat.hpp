@@ -1,4 +1,4 @@
-// The one place that spells what Kokkos 3.x and 4.x name differently (DESIGN.md). uq builds
+// The one place that spells what Kokkos 3.x and 4.x name differently (docs/DESIGN.md). uq builds
 // against Debian's Kokkos 3.4.01 in CI and must compile against 4.x unchanged.
 #pragma once
 

@@ -10,19 +10,18 @@
 // straight from global memory, lane l scoring tokens l, l + 32, l + 64, l + 96 against every
 // column, and the page's per-column maximum is a vector reduction (warp shuffles on a GPU).
 //
-// Why this shape (docs/PERF.md §2, issue 20): the previous kernel copied each page into
-// scratch between two team barriers, ran 64 threads on it, decoded each element through two
-// dependent table loads (magnitude byte, then its value) and re-read the queries per token:
-// scratch traffic and barriers, not arithmetic, set its speed (743 us at 4 rows x 1 head,
-// batch 32, 128k on the H200; this kernel 410 us, now 333 us). Here an element costs one table
-// load and one to two integer operations (NibbleOffsets); the queries of a dim are one broadcast
-// load shared by the lane's kTogether tokens; the page bytes are read once, by the lanes that
-// use them; teams fill the device once (choose_generic_score_span); on a device the dim loop
-// runs as 8 / kGroupsPerStep steps, so the body fits the instruction cache. What limits it now
-// (ncu, 4 rows x 1 head): shared-memory latency and 4 warps per scheduler (128 registers);
-// issue slots ~60 % busy. The k̂-table rows that 32 lanes read are random (their scale bytes):
-// about 3 bank conflicts a load, so up to 4 columns a device takes k̂ from two factors
-// (kFactored: conflicts 40 M -> 2.7 M) at the price of two FP operations an element.
+// Why this shape (issue 20; docs/perf-log/2026-12-02-generic-scorer-restructure.md): the previous
+// kernel copied each page into scratch between two team barriers, ran 64 threads on it, decoded
+// each element through two dependent table loads (magnitude byte, then its value) and re-read the
+// queries per token: scratch traffic and barriers, not arithmetic, set its speed. Here an element
+// costs one table load and one to two integer operations (NibbleOffsets); the queries of a dim are
+// one broadcast load shared by the lane's kTogether tokens; the page bytes are read once, by the
+// lanes that use them; teams fill the device once (choose_generic_score_span); on a device the dim
+// loop runs as 8 / kGroupsPerStep steps, so the body fits the instruction cache. What limits it now
+// (ncu, 4 rows x 1 head): shared-memory latency and 4 warps per scheduler (128 registers); issue
+// slots ~60 % busy. The k̂-table rows that 32 lanes read are random (their scale bytes): about 3
+// bank conflicts a load, so up to 4 columns a device takes k̂ from two factors (kFactored:
+// conflicts 40 M -> 2.7 M) at the price of two FP operations an element.
 //
 // Numerics: k̂ = e4m3(E2M1 x scale) through the format's table; q * k̂ is exact in fp32
 // (4 + 4 significant bits); the 128 products of a token are summed in fp32, in dim order.
@@ -171,7 +170,8 @@ struct ScoreGeneric {
   static constexpr int kLanes = 32;                       // vector lanes of a team thread
   static constexpr int kTeamsPerUnit = 4;                 // resident teams per compute unit (GPU)
   // At most 128 registers a thread so that kTeamsPerUnit teams are resident on an H200 SM
-  // (the compiler's own choice, 168, left 3 and a 1.3-wave grid: docs/PERF.md §2).
+  // (the compiler's own choice, 168, left 3 and a 1.3-wave grid:
+  // docs/perf-log/2026-12-02-generic-scorer-restructure.md).
   using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kWarps * kLanes, kTeamsPerUnit>>;
   using member = typename policy::member_type;
   static constexpr bool kHost = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
@@ -184,16 +184,16 @@ struct ScoreGeneric {
   static constexpr int kCodes = 16;                        // code nibbles per scale byte
   // k̂ from nvfp4.hpp's two factors where they hold (two FP operations an element, weights read
   // by code: no bank conflicts) or from the table row of the scale byte (one load, ~3 bank
-  // conflicts). On the H200 the first is 9-18 % faster with one column (batch 8, 64), ~4 % with
-  // 4 (rolled steps, 2026-12-03) and 5 % slower with 32 (docs/PERF.md §2); on the host (GCC 12)
-  // it is 1.4-1.6x slower with 2 and 4 columns, so the host takes it with one column only.
+  // conflicts). On the H200 the first is faster up to 4 columns and slower with 32; on the
+  // host (GCC 12) it is slower with 2 and 4 columns, so the host takes it with one column only
+  // (docs/perf-log/2026-12-02-generic-scorer-factors.md, 2026-12-03-generic-scorer-offsets.md).
   static constexpr bool kFactored = kHost ? Cols == 1 : Cols <= 4;
   static constexpr int kWordsPerToken = nvfp4::kCodeBytesPerToken / 4;  // 16
   // Scale groups per step of the rolled dim loop (a device runs the steps as a loop, each step
   // unrolled). Fully unrolled, the body at 4 columns is thousands of instructions and the warps
-  // stalled on instruction fetch (ncu `no_instruction` 2.7 per issue): one group a step took
-  // 4 x 1 from 411 to 349 us on the H200, 8 x 4 best at 4 groups (docs/PERF.md §2). A host
-  // compiler does better with the plain unrolled form (1 x 1 on Serial 30 % slower rolled).
+  // stalled on instruction fetch (ncu `no_instruction` the largest stall): on the H200 one
+  // group a step is fastest up to 8 columns, 4 groups above; a host compiler does better with
+  // the plain unrolled form (docs/perf-log/2026-12-03-generic-scorer-steps.md).
   static constexpr int kGroupsPerStep = kHost ? nvfp4::kGroups : (Cols <= 8 ? 1 : 4);
   static constexpr int kWordsPerStep = kGroupsPerStep * nvfp4::kGroup / 8;
   static constexpr int kSteps = nvfp4::kGroups / kGroupsPerStep;
@@ -269,10 +269,10 @@ struct ScoreGeneric {
 
   // Byte offsets row + (code << Shift) of the 8 code nibbles of one code word, for table
   // reads: a shift and a mask an element. GCC 12 (-O3 -march=native) makes code of very
-  // different speed from two spellings of it: nibble-then-scale is 2.7x faster with one token
-  // at a time (32 columns), 1.5-3.8x slower with 2 or 4 (docs/PERF.md §2, 2026-12-03
-  // 15:48-16:48 UTC). Portable on purpose: a CUDA byte-permute form was ~3 % faster at 32
-  // columns on the H200 and is not generic code (docs/PERF.md §2, 2026-12-03 19:21-19:50 UTC).
+  // different speed from two spellings of it: nibble-then-scale is faster with one token at a
+  // time (32 columns), slower with 2 or 4 (docs/perf-log/2026-12-03-generic-scorer-offsets.md).
+  // Portable on purpose: a CUDA byte-permute form was a few % faster at 32 columns on the H200
+  // and is not generic code (docs/perf-log/2026-12-03-generic-scorer-portable.md).
   template <int Shift>
   struct NibbleOffsets {
     static_assert(Shift >= 2 && Shift <= 4, "the tables read so have entries of 4, 8 or 16 bytes");

@@ -3,8 +3,8 @@
 //
 // One lane per (token, scale group of 16). On a GPU a team is 128 threads: thread r takes
 // group r % 8 of token r / 8 of the team's 16 tokens, so the 8 lanes of a token are
-// neighbours (plain team threads: the same threads as 16 x 8 vector lanes took 17.1
-// against 14.3 us for 65536 tokens on the H200, docs/PERF.md §8). On a host one thread
+// neighbours (plain team threads: the same threads as 16 x 8 vector lanes were slower on
+// the H200, docs/perf-log/2026-12-04-index-writer-threads.md). On a host one thread
 // does a team's 16 tokens and their 8 groups in turn. A lane needs nothing from the
 // others: it reads its 16 values (two or four 16-byte loads when the rows allow them;
 // issued together with the slot's load, before anything waits on the slot, so the two

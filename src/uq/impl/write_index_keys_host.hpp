@@ -2,10 +2,10 @@
 // bit-identical to the generic kernel (write_index_keys_generic.hpp) on every input.
 //
 // Why a separate path: the generic kernel's per-lane form (one group of 16 at a time,
-// a division per value, seven scalar compares) ran at ~19 cycles per value on the CPU
-// (docs/PERF.md §8), ~1 µs for one token. Here one RangePolicy index is one token, and
-// each scale group of 16 is one 16-lane integer vector of the row's bits (host_simd.hpp),
-// read in place from the row:
+// a division per value, seven scalar compares) is bound by that arithmetic on a CPU
+// (docs/perf-log/2026-12-01-writers-second-pass.md, the unloaded Serial run). Here one
+// RangePolicy index is one token, and each scale group of 16 is one 16-lane integer vector
+// of the row's bits (host_simd.hpp), read in place from the row:
 //
 //   - A = max |x| on the bits (|x| is the bits with the sign cleared; non-negative floats
 //     order as their bits), the scale byte by codes::nv_scale_byte (the one scalar rule):
@@ -26,8 +26,8 @@
 //   - the sign bit as nv_code_count's (negative and a non-zero magnitude), the 16 codes
 //     packed into one 8-byte word and stored whole, the 8 scale bytes as one 8-byte word.
 //
-// Measured (docs/PERF.md §8, "The index writer's host path"): ~35-45 ns a token with
-// AVX2, against ~250 ns for the generic kernel on the host.
+// Its speed against the generic kernel's on the same host, and what limits it:
+// docs/perf-log/2026-12-02-index-writer-host.md.
 //
 // tests/test_index_writer_host.cpp compares the code words with the scalar rule on every
 // bf16 pattern against every scale byte, and on every float within 2^12 ulps of each
@@ -128,7 +128,7 @@ inline Thresholds make_thresholds() {
   return t;
 }
 
-// Built on first use: 96 KB, ~0.3 ms once (126 x 7 bisections of 31 steps, 2^15 scales).
+// Built on first use, once: 96 KB (126 x 7 bisections of 31 steps, 2^15 scales).
 inline const Thresholds& thresholds() {
   static const Thresholds t = make_thresholds();
   return t;
@@ -321,8 +321,8 @@ struct Writer {
     const unsigned char* row = reinterpret_cast<const unsigned char*>(keys + t * key_stride);
     // Two passes over the 8 groups, so that the 8 scale chains (max -> scale byte ->
     // threshold row) are in flight together instead of one group's chain gating its
-    // codes: group by group, a token took ~60 ns (latency bound: the out-of-order window
-    // holds about two groups). The row is read twice (the second time from L1); the loops
+    // codes: group by group, a token was latency bound (the out-of-order window holds about
+    // two groups). The row is read twice (the second time from L1); the loops
     // unroll fully, so b[] lives in registers (and each maximum dies at once: holding all
     // 8 made GCC spill them through the stack).
     std::int32_t token_max = 0;  // finite iff every group is (no flag through memory)
@@ -350,11 +350,11 @@ struct Writer {
   }
 };
 
-// What a single-token call costs beside its ~60 ns of row work is the launch itself, so
+// What a single-token call costs beside its row work is the launch itself, so
 // the launch allocates nothing and counts no references: the counters go in as an
 // unmanaged view of the same memory, and the label is a std::string made once (Kokkos
 // 3.4 takes the label as a std::string, and a 20-character literal would be a heap
-// allocation and a free per call: 5-10 % of a single-token call in perf).
+// allocation and a free per call, visible in a profile of single-token calls).
 // l: the call (uq/core/write_launch.hpp) with rows of Key, slots of Slot, key_stride_dim 1.
 template <class Key, class Slot, class ExecSpace>
 void launch(const ExecSpace& exec, const IndexKeyWriteLaunch& l) {

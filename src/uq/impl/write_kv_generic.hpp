@@ -23,7 +23,7 @@
 //      stores as V did.
 // (A 32-lane layout with K and V on separate warps halved a lane's chain but added a
 // third to the instructions per item, and was slower on the H200 from T = 4096 on and
-// no faster below: docs/PERF.md §8.)
+// no faster below: docs/perf-log/2026-12-01-writers-second-pass.md.)
 // Each butterfly sees the spec's inputs in the spec's stage order, so the rotated values
 // are the spec's bits. Each code is one multiply (z = 2 y2, the group's 2^(1-e) and K's
 // 1/16 folded into it where that is exact), a ceil and a load from the 128-byte code

@@ -418,7 +418,8 @@ KOKKOS_INLINE_FUNCTION float quotient(float x, float s, float r) {
 // by quotient() above (on a GPU three multiply-adds for a division sequence with a
 // slow-path branch): correctly rounded wherever A / 6 >= 2^-126, and below that every
 // candidate rounds to the byte 0 (E4M3's smallest step is 2^-9). Checked on every
-// non-negative finite float once (docs/PERF.md §8) and on boundaries by the tests.
+// non-negative finite float once (docs/perf-log/2026-12-01-writers-second-pass.md) and on
+// boundaries by the tests.
 KOKKOS_INLINE_FUNCTION std::uint8_t nv_scale_byte(float A) {
   constexpr float kSix = 6.0f, kInvSix = 1.0f / 6.0f;  // fl32(1/6), correctly rounded
   return e4m3_of_nonnegative(quotient(A, kSix, kInvSix));
