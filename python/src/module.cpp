@@ -102,6 +102,15 @@ void bind_runtime(py::module_& m) {
   m.def("_finalize", &finalize, "Releases every live uq object's Kokkos views, then finalises Kokkos if uq initialised it.");
   m.def("_finalized", &finalized);
   m.def(
+      "_shape",
+      [](py::handle obj, const std::string& function, const std::string& argument) {
+        const Tensor t = import_tensor(obj, Arg{function.c_str(), argument.c_str()});
+        py::tuple shape(t.ndim);
+        for (int d = 0; d < t.ndim; ++d) shape[d] = t.shape[d];
+        return shape;
+      },
+      "The shape of an array with no .shape attribute, from its DLPack export.");
+  m.def(
       "_raise",
       [](const std::string& function, const std::string& argument, const std::string& expected,
          const std::string& actual) { throw uq::Error(function, argument, expected, actual); },

@@ -107,12 +107,14 @@ Space& space_named(const std::string& device, const Arg& a) {
       return space_for(d, a);
     }
     if (device.size() > k.size() + 1 && device[k.size()] == ':') {
+      bool parsed = false;
       try {
         std::size_t used = 0;
         d.id = std::stoi(device.substr(k.size() + 1), &used);
-        if (used == device.size() - k.size() - 1) return space_for(d, a);
-      } catch (const std::exception&) {
+        parsed = used == device.size() - k.size() - 1 && d.id >= 0;
+      } catch (const std::exception&) {  // not a number: the error below
       }
+      if (parsed) return space_for(d, a);
     }
   }
   fail(a, "\"cpu\", \"cuda\" or \"cuda:N\"", "\"" + device + "\"");

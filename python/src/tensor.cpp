@@ -83,6 +83,9 @@ void check_layout(Tensor& t, const Arg& arg) {
 }
 
 struct DlpackOwner {
+  explicit DlpackOwner(DLManagedTensor* m) : managed(m) {}
+  DlpackOwner(const DlpackOwner&) = delete;
+  DlpackOwner& operator=(const DlpackOwner&) = delete;
   DLManagedTensor* managed;
   ~DlpackOwner() {
     if (managed->deleter != nullptr) managed->deleter(managed);
@@ -103,7 +106,7 @@ Tensor from_dlpack(py::handle obj, const Arg& arg) {
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, kCapsule));
   // Taken: from now on this binding calls the deleter, the capsule's destructor does not.
   if (PyCapsule_SetName(c, kUsedCapsule) != 0) throw py::error_already_set();
-  auto owner = std::make_shared<DlpackOwner>(DlpackOwner{managed});
+  auto owner = std::make_shared<DlpackOwner>(managed);
   const DLTensor& dl = managed->dl_tensor;
   Tensor t;
   t.owner = owner;
@@ -140,7 +143,10 @@ DType dtype_of_format(const std::string& f, py::ssize_t itemsize) {
 }
 
 struct BufferOwner {
-  Py_buffer view;
+  BufferOwner() = default;
+  BufferOwner(const BufferOwner&) = delete;
+  BufferOwner& operator=(const BufferOwner&) = delete;
+  Py_buffer view{};
   ~BufferOwner() { PyBuffer_Release(&view); }
 };
 

@@ -30,8 +30,10 @@ template <class T>
 void require_shape(const CArray<T>& a, std::initializer_list<py::ssize_t> shape, const char* what) {
   if (static_cast<std::size_t>(a.ndim()) != shape.size()) throw std::invalid_argument(std::string(what) + ": rank");
   int d = 0;
-  for (py::ssize_t e : shape)
-    if (e >= 0 && a.shape(d++) != e) throw std::invalid_argument(std::string(what) + ": shape");
+  for (py::ssize_t e : shape) {
+    if (e >= 0 && a.shape(d) != e) throw std::invalid_argument(std::string(what) + ": shape");
+    ++d;
+  }
 }
 
 py::dict decode(const CArray<std::uint16_t>& q, const CArray<std::uint8_t>& cache, const CArray<std::int32_t>& tables,

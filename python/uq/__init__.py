@@ -95,12 +95,14 @@ def decode(q, kv_cache, block_tables, seq_lens, *, scale=1.0 / 16.0, qg=None, q_
     return_lse, and then returned with out.
     """
     # A multi-token decode (query_start_loc) is not in the C++ API yet; it goes here when it lands.
-    num_seqs, num_q_heads, _ = _shape_of(q, "uq.decode", "q", 3, "[num_seqs, num_q_heads, 256]")
-    out_arg, out_state = _new_output(q, out, (num_seqs, num_q_heads, 256), "bfloat16", "uq.decode", "out")
     want_lse = return_lse or lse is not None
+    shape = None
+    if out is None or lse is None and want_lse:
+        shape = _shape_of(q, "uq.decode", "q", 3, "[num_seqs, num_q_heads, 256]")
+    out_arg, out_state = _new_output(q, out, shape, "bfloat16", "uq.decode", "out")
     lse_arg, lse_state = (None, None)
     if want_lse:
-        lse_arg, lse_state = _new_output(q, lse, (num_seqs, num_q_heads), "float32", "uq.decode", "lse")
+        lse_arg, lse_state = _new_output(q, lse, shape and shape[:2], "float32", "uq.decode", "lse")
     _uq._decode(q, kv_cache, block_tables, seq_lens, out_arg, lse_arg, scale, 0 if qg is None else qg,
                 q_rotated, 0 if partitions is None else partitions, backend, check, stream)
     result = _finish_output(out_arg, out_state)
@@ -114,7 +116,7 @@ def rotate_query(q, *, out=None, stream=None):
 
     q: bf16 [num_seqs, num_heads, 256], any strides; out: float32, same shape (allocated when None).
     """
-    shape = _shape_of(q, "uq.rotate_query", "q", 3, "[num_seqs, num_heads, 256]")
+    shape = _shape_of(q, "uq.rotate_query", "q", 3, "[num_seqs, num_heads, 256]") if out is None else None
     out_arg, state = _new_output(q, out, shape, "float32", "uq.rotate_query", "out")
     _uq._rotate_query(q, out_arg, stream)
     return _finish_output(out_arg, state)
@@ -140,10 +142,12 @@ def score(q, index_cache, block_tables, seq_lens, *, query_len=1, init_blocks=0,
     strides; when uq allocates it (S = max_blocks) the entries past a request's blocks are NaN.
     Sentinels: 1e30 (init blocks), 1e29 (local blocks), -inf for blocks a row cannot see.
     """
-    rows, heads, _ = _shape_of(q, "uq.score", "q", 3, "[num_reqs * query_len, heads, 128]")
-    _, max_blocks = _shape_of(block_tables, "uq.score", "block_tables", 2, "[num_reqs, max_blocks]")
-    out_arg, state = _new_output(q, out, (heads, rows, max_blocks), "float32", "uq.score", "out",
-                                 fill=float("nan"))
+    shape = None
+    if out is None:
+        rows, heads, _ = _shape_of(q, "uq.score", "q", 3, "[num_reqs * query_len, heads, 128]")
+        _, max_blocks = _shape_of(block_tables, "uq.score", "block_tables", 2, "[num_reqs, max_blocks]")
+        shape = (heads, rows, max_blocks)
+    out_arg, state = _new_output(q, out, shape, "float32", "uq.score", "out", fill=float("nan"))
     _uq._score(q, index_cache, block_tables, seq_lens, out_arg, query_len, init_blocks, local_blocks,
                backend, check, stream)
     return _finish_output(out_arg, state)
@@ -157,10 +161,12 @@ def select_blocks(scores, seq_lens, k=None, *, query_len=1, max_blocks=0, check=
     number of blocks (out.shape[2] when out is given). max_blocks: the block-table width given
     to score (0: scores.shape[2]).
     """
-    heads, rows, _ = _shape_of(scores, "uq.select_blocks", "scores", 3, "[heads, num_reqs * query_len, S]")
-    if out is None and k is None:
-        _uq._raise("uq.select_blocks", "k", "the number of blocks to select (or out=)", "None")
-    out_arg, state = _new_output(scores, out, (heads, rows, k if k is not None else 0), "int32",
-                                 "uq.select_blocks", "out")
+    shape = None
+    if out is None:
+        if k is None:
+            _uq._raise("uq.select_blocks", "k", "the number of blocks to select (or out=)", "None")
+        heads, rows, _ = _shape_of(scores, "uq.select_blocks", "scores", 3, "[heads, num_reqs * query_len, S]")
+        shape = (heads, rows, k)
+    out_arg, state = _new_output(scores, out, shape, "int32", "uq.select_blocks", "out")
     _uq._select_blocks(scores, seq_lens, out_arg, query_len, max_blocks, check, stream)
     return _finish_output(out_arg, state)

@@ -21,11 +21,11 @@ def _torch_tensor(x):
 
 
 def shape_of(x, fn, arg, rank, words):
-    """x.shape as a tuple of the expected rank, else the uq.Error the C++ checks would give."""
+    """x's shape as a tuple of the expected rank, else the uq.Error the C++ checks would give
+    (from x.shape, or from its DLPack export for an object without one)."""
     shape = getattr(x, "shape", None)
     if shape is None:
-        _uq._raise(fn, arg, "an array with __dlpack__ (torch, NumPy >= 1.22, CuPy, JAX) or a NumPy array",
-                   "an object of type " + type(x).__name__)
+        shape = _uq._shape(x, fn, arg)
     if len(shape) != rank:
         _uq._raise(fn, arg, "rank %d %s" % (rank, words), "rank %d %s" % (len(shape), list(shape)))
     return tuple(int(e) for e in shape)
