@@ -1,7 +1,7 @@
 // DLPack and buffer-protocol import of array arguments (tensor.hpp).
 #include "tensor.hpp"
 
-#include <dlpack/dlpack.h>
+#include "dlpack_header.hpp"
 
 #include <cstring>
 #include <string>

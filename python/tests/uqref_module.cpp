@@ -8,7 +8,7 @@
 #include "support/score_tolerance.hpp"
 #include "uqref.hpp"
 
-#include <dlpack/dlpack.h>
+#include "../src/dlpack_header.hpp"
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
