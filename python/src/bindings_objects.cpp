@@ -8,6 +8,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -139,6 +140,22 @@ Decodes q [num_seqs <= max_seqs, num_kv_heads*qg, 256] (bf16, any strides) over 
 (bf16, any strides) and, if given, lse (float32 [num_seqs, num_q_heads], any strides).
 block_tables: int32 [num_seqs, W <= max_blocks_per_seq]; seq_lens: int32 [num_seqs].
 )doc");
+  c.def(
+      "_run_repeated",
+      [](DecodePlan& p, py::handle q, py::handle kv_cache, py::handle block_tables, py::handle seq_lens, py::handle out,
+         py::handle lse, int iterations, py::handle stream) {
+        constexpr const char* fn = "uq.DecodePlan._run_repeated";
+        DecodePlanImpl& impl = p.impl(fn);
+        Call call;
+        const DecodeArgs a = decode_args(fn, q, kv_cache, block_tables, seq_lens, out, lse, p.space(), stream, call);
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < iterations; ++i) impl.run(a, call.stream);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      },
+      arg("q"), arg("kv_cache"), arg("block_tables"), arg("seq_lens"), arg("out"), arg("lse"), arg("iterations"),
+      arg("stream") = py::none(),
+      "Measurement hook (python/tests/device_check.py): `iterations` runs of the C++ plan over arguments "
+      "imported once, as a C++ caller makes them; returns the host seconds they took (no wait for the device).");
   // The multi-token decode (q rows per sequence from query_start_loc) is not in the C++ API yet;
   // when it lands, its run variant is bound here and in uq.decode.
   c.def_static(
