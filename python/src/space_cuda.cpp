@@ -20,7 +20,8 @@ class CudaInstances {
   using exec_type = Kokkos::Cuda;
 
   exec_type get(Stream s) {
-    // The legacy default stream (0) is the one of Kokkos' default instance.
+    // The legacy default stream (0) is the one of Kokkos' default instance (Kokkos 3.4, which CI
+    // and the H200 builds use; tests/test_cuda_graph_replay.cpp relies on the same fact).
     if (s.handle == 0) return exec_type();
     auto it = instances_.find(s.handle);
     if (it != instances_.end()) return it->second;

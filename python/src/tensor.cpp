@@ -164,11 +164,7 @@ Tensor from_buffer(py::handle obj, const Arg& arg) {
   t.dtype_text = std::string(py::str(obj.attr("dtype")));
   t.device = Device{DeviceKind::cpu, 0};
   t.writable = !b.readonly;
-  if (b.ndim > kMaxRank) {
-    const int nd = b.ndim;
-    owner.reset();
-    fail(arg, "an array of rank <= " + std::to_string(kMaxRank), "rank " + std::to_string(nd));
-  }
+  if (b.ndim > kMaxRank) fail(arg, "an array of rank <= " + std::to_string(kMaxRank), "rank " + std::to_string(b.ndim));
   t.ndim = b.ndim;
   t.data = b.buf;
   for (int d = 0; d < t.ndim; ++d) {
