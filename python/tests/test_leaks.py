@@ -12,7 +12,7 @@ import numpy as np
 
 import _uqref
 import uq
-from uq_testing import DecodeCase, bf16, poisoned_bits
+from uq_testing import DecodeCase, poisoned_bits
 
 
 def resident_bytes():
