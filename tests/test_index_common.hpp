@@ -3,6 +3,7 @@
 // comparison with its tolerance, and a plan run on a chosen path.
 #pragma once
 
+#include "support/score_tolerance.hpp"
 #include "support/test_util.hpp"
 #include "uq/score.hpp"
 #include "uqref.hpp"
@@ -174,18 +175,7 @@ inline std::vector<float> reference_scores(const ScoreCase& c) {
 // Compares scores entry by entry (both [H][rows][S], row-major):
 //  * entries the reference leaves poisoned must keep the poison bit for bit;
 //  * -inf and the sentinels 1e30 / 1e29 must be bit-exact;
-//  * finite computed maxima must agree within
-//        tol = max(1e-4 + 1e-4 |ref|,  gamma_128 * A + 2^-23 |ref|).
-// Derivation of the second term: each product q[d] * k̂[t][d] of two E4M3 values has at
-// most 4 + 4 significant bits and is exact in fp32 (and in double). The implementation
-// sums the 128 products in fp32 in some order: |fl32 sum - exact| <= gamma_127 * sum_d
-// |q[d] k̂[t][d]| (Higham, Th. 4.4; any summation order), gamma_n = n u / (1 - n u),
-// u = 2^-24. The reference rounds the exact double sum once to float: error <= u |ref|.
-// A max over tokens moves by at most the largest per-token error, so |got - ref| <=
-// gamma_127 * A + 2u |ref| with A = max_t sum_d |q[d] k̂[t][d]| <= sum_d |q[d]| max_t
-// |k̂[t][d]|, which the test computes per (page, column). The spec's 1e-4 + 1e-4 |ref| is
-// the binding term for well-conditioned dots; the derived bound only exceeds it for
-// strongly cancelling dots (|ref| << A), which fp32 accumulation cannot resolve better.
+//  * finite computed maxima must agree within score_tolerance (support/score_tolerance.hpp).
 struct ScoreComparison {
   std::int64_t exact = 0, close = 0, poison = 0, bound_used = 0, failures = 0;
   double worst_spec_ratio = 0.0;  // max |got - ref| / (1e-4 + 1e-4 |ref|) over the finite entries
@@ -204,7 +194,6 @@ struct ScoreComparison {
 inline ScoreComparison compare_scores(const ScoreCase& c, const std::vector<float>& ref, const std::vector<float>& got,
                                       const std::vector<double>& key_max, const std::string& what) {
   ScoreComparison r;
-  const double gamma = 128.0 * std::ldexp(1.0, -24) / (1.0 - 128.0 * std::ldexp(1.0, -24));
   const std::int64_t rows = c.rows();
   for (int h = 0; h < c.heads; ++h)
     for (std::int64_t row = 0; row < rows; ++row)
@@ -224,11 +213,11 @@ inline ScoreComparison compare_scores(const ScoreCase& c, const std::vector<floa
           double A = 0.0;
           const std::uint8_t* q = c.q.data() + (row * c.heads + h) * kD;
           for (int d = 0; d < kD; ++d) A += std::fabs(uqref::e4m3_value(q[d])) * key_max[page * kD + d];
-          const double spec = 1e-4 + 1e-4 * std::fabs(rv);
-          const double derived = gamma * A + std::ldexp(1.0, -23) * std::fabs(rv);
-          if (derived > spec) ++r.bound_used;
+          const double spec = score_spec_tolerance(rv);
+          const double tol = score_tolerance(rv, A);
+          if (tol > spec) ++r.bound_used;
           r.worst_spec_ratio = std::max(r.worst_spec_ratio, std::fabs(static_cast<double>(gv) - rv) / spec);
-          ok = std::isfinite(gv) && std::fabs(static_cast<double>(gv) - rv) <= std::max(spec, derived);
+          ok = std::isfinite(gv) && std::fabs(static_cast<double>(gv) - rv) <= tol;
           ++r.close;
         }
         if (!ok) {

@@ -67,18 +67,24 @@ void require_stride(const char* function, const char* argument, const View& v, i
           "stride(" + str(dim) + ") == " + str(expected) + " (" + what + ")", str(got));
 }
 
-// Byte range [first, last) a view can touch.
+// Byte range [first, last) a view can touch, from its first element to one past its last; for
+// a view with at least one element. (Kokkos' span() of a LayoutStride view is the largest
+// extent(d) * stride(d), which reaches past the last element of a view that starts inside a
+// padded row, e.g. out = buffer[:, :, 0:256] of a [B, H, 512] buffer: against that, an
+// allocation right after the view would be reported as overlapping.)
 template <class View>
 void byte_range(const View& v, std::uintptr_t& first, std::uintptr_t& last) {
   first = reinterpret_cast<std::uintptr_t>(v.data());
-  last = first + v.span() * sizeof(typename View::value_type);
+  std::size_t last_element = 0;
+  for (int d = 0; d < static_cast<int>(View::rank); ++d) last_element += (v.extent(d) - 1) * v.stride(d);
+  last = first + (last_element + 1) * sizeof(typename View::value_type);
 }
 
 // Throws when the output's memory overlaps the input's.
 template <class Out, class In>
 void require_no_alias(const char* function, const char* out_name, const Out& out,
                       const char* in_name, const In& in) {
-  if (out.span() == 0 || in.span() == 0) return;
+  if (out.size() == 0 || in.size() == 0) return;  // (byte_range needs an element)
   std::uintptr_t o0, o1, i0, i1;
   byte_range(out, o0, o1);
   byte_range(in, i0, i1);
