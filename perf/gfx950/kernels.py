@@ -28,12 +28,12 @@ class Path:
     mca: dict = None
     timing: dict = field(default_factory=dict)  # latency (clk) -> sim.Timing
 
-    def analyse(self, mca_tool, latencies):
-        self.counter = counts.count(self.insns)
+    def analyse(self, mca_tool, latencies, degrees=None):
+        self.counter = counts.count(self.insns, degrees)
         self.pipes = sim.pipe_clk(self.counter)
         self.mca = mca.analyse(mca_tool, self.insns) if mca_tool else None
         for lat in latencies:
-            self.timing[lat] = sim.simulate(self.insns, lat)
+            self.timing[lat] = sim.simulate(self.insns, lat, degrees=degrees)
         return self
 
     def time(self, latency):
@@ -56,6 +56,7 @@ def _notes(kernel):
 
 class DecodeKernel:
     waves_per_workgroup = 1
+    lds_degrees = None  # lds_kind -> bank-conflict degree (perf/gfx950_lds_banks.cpp)
 
     def __init__(self, kernel):
         self.name = kernel.name
@@ -82,6 +83,7 @@ class DecodeKernel:
 
 class ReduceKernel:
     waves_per_workgroup = 1
+    lds_degrees = None
 
     def __init__(self, kernel):
         self.name = kernel.name
@@ -118,6 +120,7 @@ class ReduceKernel:
 
 class ScoreKernel:
     waves_per_workgroup = 4
+    lds_degrees = None  # not profiled: every LDS access counts as conflict-free
 
     def __init__(self, kernel):
         self.name = kernel.name
