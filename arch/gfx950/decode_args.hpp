@@ -126,6 +126,8 @@ constexpr std::uint32_t kReduceChunk = 64;
 constexpr std::uint32_t kReduceChunks = kHeadDim / kReduceChunk;
 // Partitions per round of the reducer's compacted LDS list of {partition, weight} pairs.
 constexpr std::uint32_t kReduceListEntries = 256;
+// The most partitions the reducer takes (spec ultraquant.md §5.7: an override lies in 1 .. 4096).
+constexpr std::uint32_t kReduceMaxPartitions = 4096;
 
 // The launch description (uq/core/decode_launch.hpp) is the base; gfx950 adds the byte range
 // of one output row (its buffer resource).
