@@ -80,7 +80,7 @@ def load_kernels(args, banks):
     want = {
         "decode": [("uq_gfx950_decode_qg6", DecodeKernel), ("uq_gfx950_decode_qg8", DecodeKernel),
                    ("uq_gfx950_decode_qg16", DecodeKernel)],
-        "reduce": [("uq_gfx950_decode_reduce", ReduceKernel)],
+        "reduce": [("uq_gfx950_decode_reduce", ReduceKernel), ("uq_gfx950_decode_reduce_p4096", ReduceKernel)],
         "score": [(f"uq_gfx950_score_r{r}{b}", ScoreKernel) for r in (1, 2, 4, 8, 16, 32) for b in ("", "_buf")],
     }
     kernels = {}
@@ -91,8 +91,10 @@ def load_kernels(args, banks):
             if name not in found:
                 raise ModelError(f"kernel {name} is not in {objects[obj]} (it has {sorted(found)})")
             k = cls(found[name])
-            if name in banks:
-                k.lds_degrees = {kind: v["degree64"] for kind, v in banks[name]["by_instruction"].items()}
+            # the reducer's P <= 4096 build shares the P <= 1024 build's source and lane map
+            profile = banks.get(name) or banks.get(name.replace("_p4096", ""))
+            if profile:
+                k.lds_degrees = {kind: v["degree64"] for kind, v in profile["by_instruction"].items()}
             for p in k.paths():
                 p.analyse(mca, lats, k.lds_degrees)
             kernels[name] = k
@@ -157,7 +159,7 @@ def decode_record(kernels, plan_json, shape, latency_s, bandwidth):
     """Partition kernel + reducer of a decode shape at one latency (seconds) and bandwidth,
     at the current clock."""
     k = kernels[f"uq_gfx950_decode_qg{shape['qg']}"]
-    red = kernels["uq_gfx950_decode_reduce"]
+    red = kernels["uq_gfx950_decode_reduce" if plan_json["partitions"] <= 1024 else "uq_gfx950_decode_reduce_p4096"]
     lat = round(hw.clk(latency_s))
     d = predict.predict_decode(k, plan_json, shape, lat, bandwidth)
     r = predict.predict_reduce(red, plan_json, shape, lat, bandwidth)

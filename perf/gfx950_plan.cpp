@@ -51,9 +51,10 @@ int decode(int argc, char** argv) {
   std::printf(
       "{\"partitions\": %d, \"tgpp\": %d, \"max_blocks_per_seq\": %lld, \"grid\": [%u, %u, %u], "
       "\"reduce_grid\": [%u, %u, %u], \"tile_tokens\": %u, \"tile_group_tokens\": %u, \"slot_bytes\": %u, "
-      "\"head_dim\": %u, \"reduce_chunk\": %u}\n",
+      "\"head_dim\": %u, \"reduce_chunk\": %u, \"reduce_slots\": %u}\n",
       c.partitions, c.tile_groups_per_part, max_blocks, g.x, g.y, g.z, gr.x, gr.y, gr.z, uq::gfx950::kTileTokens,
-      uq::gfx950::kTileGroupTokens, uq::gfx950::kSlotContent, uq::gfx950::kHeadDim, uq::gfx950::kReduceChunk);
+      uq::gfx950::kTileGroupTokens, uq::gfx950::kSlotContent, uq::gfx950::kHeadDim, uq::gfx950::kReduceChunk,
+      uq::gfx950::kReduceSlots);
   return 0;
 }
 

@@ -120,14 +120,27 @@ struct DecodeKernelArgs {
 };
 
 // ---------------------------------------------------------------- the reducer
-// Workgroup (b, hq, c) of the grid (num_seqs, num_q_heads, 4), one wave: lane j writes
-// out[b][hq][64c + j].
-constexpr std::uint32_t kReduceChunk = 64;
+// Workgroup (b, hq, c) of the grid (num_seqs, num_q_heads, kReduceChunks) reduces the dims
+// kReduceChunk * c .. + kReduceChunk - 1 of query head hq with kReduceWaves waves
+// (reduce_kernel.hpp). Each lane holds 8 dims (one 16-byte load) of one partition row at a
+// time: kReduceRowLanes lanes cover the chunk, so a workgroup loads kReduceSlots partition rows
+// per instruction, and each lane keeps kReduceBatch loads in flight.
+constexpr std::uint32_t kReduceChunk = 32;
 constexpr std::uint32_t kReduceChunks = kHeadDim / kReduceChunk;
-// Partitions per round of the reducer's compacted LDS list of {partition, weight} pairs.
-constexpr std::uint32_t kReduceListEntries = 256;
-// The most partitions the reducer takes (spec ultraquant.md §5.7: an override lies in 1 .. 4096).
+constexpr std::uint32_t kReduceWaves = 4;
+constexpr std::uint32_t kReduceLanes = 64 * kReduceWaves;
+constexpr std::uint32_t kReduceDimsPerLane = 8;
+constexpr std::uint32_t kReduceRowLanes = kReduceChunk / kReduceDimsPerLane;
+constexpr std::uint32_t kReduceSlots = kReduceLanes / kReduceRowLanes;
+constexpr std::uint32_t kReduceBatch = 8;
+// The most partitions a plan may have (spec ultraquant.md §5.7: an override lies in 1 .. 4096):
+// the reducer keeps every partition's m and l of its row in registers, MlLoads per lane, and
+// every weight in LDS. Two builds: up to 1024 partitions (the default plans' 512 at most; 4
+// loads of each a lane) and up to 4096 (16).
 constexpr std::uint32_t kReduceMaxPartitions = 4096;
+constexpr std::uint32_t kReduceNarrowPartitions = 1024;
+static_assert(kReduceChunk % kReduceDimsPerLane == 0 && kReduceLanes % kReduceRowLanes == 0 && kReduceChunk <= 32,
+              "reducer lane map: wave 0 sums the slots in two halves of 32 lanes");
 
 // The launch description (uq/core/decode_launch.hpp) is the base; gfx950 adds the byte range
 // of one output row (its buffer resource).

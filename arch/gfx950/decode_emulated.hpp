@@ -39,8 +39,12 @@ inline void emulate_decode_reduce(const DecodeReduceLaunch& l, bool profile_lds_
   if (grid.empty()) return;
   uq::emu::LaunchConfig config;
   config.grid = {grid.x, grid.y, grid.z};
+  config.waves_per_workgroup = kReduceWaves;
   config.profile_lds_banks = profile_lds_banks;
-  uq::emu::launch(config, [&] { decode_reduce_kernel(a); });
+  if (l.partitions <= static_cast<int>(kReduceNarrowPartitions))
+    uq::emu::launch(config, [&] { decode_reduce_kernel<reduce_ml_loads(kReduceNarrowPartitions)>(a); });
+  else
+    uq::emu::launch(config, [&] { decode_reduce_kernel<reduce_ml_loads(kReduceMaxPartitions)>(a); });
 }
 
 }  // namespace uq::gfx950

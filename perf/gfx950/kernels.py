@@ -82,40 +82,29 @@ class DecodeKernel:
 
 
 class ReduceKernel:
-    waves_per_workgroup = 1
+    """The reducer (arch/gfx950/reduce_kernel.hpp): straight-line round 1 (m and l, M, the
+    weights, S), the batch loop of round 2 (kReduceBatch 16-byte partial loads a lane), and
+    the epilogue (slot sums, out row, lse)."""
+    waves_per_workgroup = 4
     lds_degrees = None
 
     def __init__(self, kernel):
         self.name = kernel.name
         self.notes = _notes(kernel)
         r = self.regions = KernelRegions(kernel)
-        found = {}
-        for loop in r.loops:
-            insns = r.steady_insns(loop)
-            loads = _has(insns, "buffer_load")
-            lds = _has(insns, "ds_read") + _has(insns, "ds_write")
-            if _has(insns, "v_exp_f32") and _has(insns, "ds_write"):
-                found["weights"] = (loop, insns)
-            elif _has(insns, "ds_read") and loads >= 16:
-                found["list"] = (loop, insns)
-            elif lds == 0 and loads == 8:
-                found["pass1x8"] = (loop, insns)
-            elif lds == 0 and loads == 1:
-                found["pass1"] = (loop, insns)
-        missing = {"weights", "list", "pass1"} - set(found)
-        if missing:
-            raise ModelError(f"{self.name}: reducer loops not found: {sorted(missing)}")
-        self.loops = {k: v[0] for k, v in found.items()}
-        first = min((v[0] for v in found.values()), key=lambda l: r.blocks[l.header].start)
-        self.prologue = Path("prologue", r.prologue_path(first), "workgroup")
-        self.pass1 = Path("pass 1 (max m), one partition per lane", found["pass1"][1], "64 partitions")
-        self.pass1x8 = Path("pass 1, unrolled by 8", found["pass1x8"][1], "512 partitions") if "pass1x8" in found else None
-        self.weights = Path("pass 2 weights + list", found["weights"][1], "256 partitions")
-        self.list = Path("pass 2 weighted sum", found["list"][1], "16 listed partitions")
-        self.list_per_iteration = _has(found["list"][1], "buffer_load")
+        batch = [l for l in r.loops if _has(r.steady_insns(l), "buffer_load_dwordx4") >= 8]
+        if len(batch) != 1:
+            raise ModelError(f"{self.name}: expected one loop of 16-byte partial loads, found {len(batch)}")
+        self.batch_loop = batch[0]
+        insns = r.steady_insns(self.batch_loop)
+        self.loads_per_batch = _has(insns, "buffer_load_dwordx4")
+        self.prologue = Path("round 1 (m, l, weights, S) to the batch loop", r.prologue_path(self.batch_loop),
+                             "workgroup")
+        self.batch = Path("round 2, one batch", insns, f"{self.loads_per_batch} partitions per slot")
+        self.epilogue = Path("slot sums, out row, lse", r.path_after(self.batch_loop), "workgroup")
 
     def paths(self):
-        return [p for p in (self.pass1, self.pass1x8, self.weights, self.list, self.prologue) if p]
+        return [self.prologue, self.batch, self.epilogue]
 
 
 class ScoreKernel:

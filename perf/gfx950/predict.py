@@ -114,34 +114,30 @@ def predict_decode(kernel, plan, shape, latency, bandwidth):
 
 # ---------------------------------------------------------------- reducer
 def predict_reduce(kernel, plan, shape, latency, bandwidth):
+    """Workgroups (b, hq, chunk) of kernel.waves_per_workgroup waves; each wave runs round 1,
+    ceil(live / slots / batch) batches (live: the partitions that hold tokens, which are
+    p < the sequence's tile-groups) and the epilogue."""
     B, Hk, qg = shape["num_seqs"], shape["num_kv_heads"], shape["qg"]
     P = plan["partitions"]
-    nonempty = sum(1 for p in range(P) if decode_tiles(shape["seq_len"], P, plan["tgpp"], p) > 0)
-    waves = B * Hk * qg * (plan["head_dim"] // plan["reduce_chunk"])
-    per_lane = math.ceil(P / 64)
-    x8, rest = divmod(per_lane, 8) if kernel.pass1x8 else (0, per_lane)
-    seq = list(kernel.prologue.insns)
-    if x8:
-        seq += kernel.pass1x8.insns * x8
-    seq += kernel.pass1.insns * rest
-    r = kernel.regions
-    listed = 0
-    for rnd in range(math.ceil(P / 256)):
-        in_round = max(0, min(nonempty - 256 * rnd, 256))
-        k = math.ceil(in_round / kernel.list_per_iteration)
-        listed += k
-        seq += expand(r, kernel.loops["weights"], {kernel.loops["list"].header: (k, {})})
-    per_cu = math.ceil(waves / hw.CUS)
-    occ = hw.occupancy(kernel.notes["vgprs"], kernel.notes["lds"], 1)
-    hbm = B * Hk * qg * (P * (2 * plan["head_dim"] + 8) + 2 * plan["head_dim"])
+    live = sum(1 for p in range(P) if decode_tiles(shape["seq_len"], P, plan["tgpp"], p) > 0)
+    slots = plan["reduce_slots"]
+    steps = math.ceil(live / slots)
+    batches = math.ceil(steps / kernel.loads_per_batch) if steps else 0
+    seq = kernel.prologue.insns + kernel.batch.insns * batches + kernel.epilogue.insns
+    workgroups = B * Hk * qg * (plan["head_dim"] // plan["reduce_chunk"])
+    per_cu = math.ceil(workgroups / hw.CUS)
+    occ = hw.occupancy(kernel.notes["vgprs"], kernel.notes["lds"], kernel.waves_per_workgroup)
+    # partial rows of the partitions with tokens, their m and l, the out row
+    hbm = B * Hk * qg * (live * 2 * plan["head_dim"] + P * 8 + 2 * plan["head_dim"])
     out = []
-    for n in rounds(per_cu, occ["waves_per_cu"]):
-        key = (kernel.name, P, nonempty, len(seq))
-        rb = n * hbm / waves
+    for wg in rounds(per_cu, occ["workgroups_per_cu"]):
+        n = wg * kernel.waves_per_workgroup
+        rb = wg * hbm / workgroups
+        key = (kernel.name, P, live, len(seq))
         clk, why, bounds = settle(chain(seq, latency, n, key, kernel.lds_degrees), rb, bandwidth)
         out.append(round_out(n, clk, why, bounds, rb, latency))
-    return finish(out, hbm, bandwidth, {"waves": waves, "waves_per_cu": waves / hw.CUS,
-                                        "iterations": {"pass1": rest, "pass1x8": x8, "list": listed}})
+    return finish(out, hbm, bandwidth, {"workgroups": workgroups, "workgroups_per_cu": workgroups / hw.CUS,
+                                        "batches": batches, "live": live})
 
 
 # ---------------------------------------------------------------- scorer
