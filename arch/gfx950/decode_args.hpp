@@ -46,10 +46,14 @@ constexpr float kLog2e = 1.4426950408889634f;
 // ---------------------------------------------------------------- LDS plan (decode kernel)
 // Q: QG rows of 256 E4M3 bytes in natural dim order (the MFMA B operand is read from it).
 constexpr std::uint32_t q_lds_bytes(int qg) { return static_cast<std::uint32_t>(qg) * kHeadDim; }
-// V tile: 16 token rows of 256 bf16, padded by 16 bytes so the 4 rows a transposing read
-// touches at once start in different banks.
-constexpr std::uint32_t kVRowBytes = kHeadDim * 2 + 16;               // 528
-constexpr std::uint32_t kVTileBytes = kTileTokens * kVRowBytes;      // 8448
+// V tile: 16 token rows of 256 bf16, padded by 32 bytes. The transposing read has a phase of
+// 32 lanes read 32 bytes from each of 8 rows: with 544-byte rows (136 dwords, 8 mod 64 banks)
+// the 8 rows start 8 banks apart and tile the 64 banks; with the 32-bank habit of 528 bytes
+// they overlapped 2-way (the emulator's bank profile, EmuLdsBanks.TransposedVReadIs...). The
+// V writes stay 2-way (lanes c and c + 2 of a phase write 128 bytes apart): a lane map that
+// avoids it costs a register select per written word.
+constexpr std::uint32_t kVRowBytes = kHeadDim * 2 + 32;               // 544
+constexpr std::uint32_t kVTileBytes = kTileTokens * kVRowBytes;      // 8704
 
 // Flags of DecodeKernelArgs::flags.
 constexpr std::uint32_t kQRotated = 1u;      // q holds WHT(q): no in-kernel rotation

@@ -99,7 +99,12 @@ def predict_decode(kernel, plan, shape, latency, bandwidth):
     per_cu = math.ceil(workgroups / hw.CUS)
     most = max(busy)
     iterations = math.ceil(most / kernel.tiles_per_iteration)
-    seq = kernel.prologue.insns + kernel.loop.insns * iterations
+    per_chunk = 64 // kernel.tiles_per_iteration  # iterations between block-table reloads
+    seq = list(kernel.prologue.insns)
+    for i in range(iterations):
+        if i and i % per_chunk == 0:
+            seq += kernel.reload.insns
+        seq += kernel.loop.insns
     tile_bytes = plan["tile_tokens"] * plan["slot_bytes"]
     out = []
     for n in rounds(per_cu, occ["waves_per_cu"]):
