@@ -188,6 +188,8 @@ def main():
     ap.add_argument("--markdown", help="also write the report to this file")
     ap.add_argument("--json", help="also write the predictions as a JSON list to this file")
     ap.add_argument("--check", action="store_true", help="CI: fail on a missing kernel or loop")
+    ap.add_argument("--rule", choices=("gfx950", "spec"), default="gfx950",
+                    help="the decode plans' partition choice: the gfx950 path's rule (default) or the spec's")
     args = ap.parse_args()
     try:
         banks = load_banks(args)
@@ -234,7 +236,8 @@ def main():
     records = []
     lo_s, hi_s = hw.HBM_LATENCY_RANGE_S
     say(f"\n## Predicted times (model; HBM latency {hw.HBM_LATENCY_S * 1e6:.1f} us; "
-        f"range {lo_s * 1e6:.1f}-{hi_s * 1e6:.1f} us in brackets; {hw.CLOCK_HZ / 1e9:.1f} GHz)\n")
+        f"range {lo_s * 1e6:.1f}-{hi_s * 1e6:.1f} us in brackets; {hw.CLOCK_HZ / 1e9:.1f} GHz; decode plans by "
+        f"{'the gfx950 partition rule' if args.rule == 'gfx950' else 'the spec default'})\n")
     say("Little's law: KB a CU's waves keep in flight in the busiest round (what the code sustains "
         "with unlimited bandwidth) against the KB the CU's share of the bandwidth needs in flight, "
         f"at {lo_s * 1e6:.1f} / {hw.HBM_LATENCY_S * 1e6:.1f} / {hi_s * 1e6:.1f} us.\n")
@@ -242,7 +245,7 @@ def main():
     plans = {}
     for s in DECODE_SHAPES:
         pl = plans[s["label"]] = plan(args.plan, "decode", s["num_seqs"], s["seq_len"], s["qg"], s["num_kv_heads"],
-                                      s["block_size"])
+                                      s["block_size"], *([] if args.rule == "spec" else ["gfx950"]))
         for bw_name, bw in BANDWIDTHS:
             d, r = decode_record(kernels, pl, s, hw.HBM_LATENCY_S, bw)
             d_lo, r_lo = decode_record(kernels, pl, s, lo_s, bw)
@@ -283,7 +286,7 @@ def main():
                         "total_us": round((d["seconds"] + r["seconds"]) * 1e6, 2),
                         "bandwidth_TBps": round(bw / 1e12, 2), "latency_us": round(lat_s * 1e6, 2),
                         "clock_GHz": round(hz / 1e9, 2), "binds": d["binding"], "reducer_binds": r["binding"],
-                        "partitions": pl["partitions"], "tgpp": pl["tgpp"],
+                        "partitions": pl["partitions"], "tgpp": pl["tgpp"], "partition_rule": args.rule,
                         "hbm_floor_us": round((d["hbm_bytes"] + r["hbm_bytes"]) / bw * 1e6, 2)})
         hw.set_clock(hw.PEAK_CLOCK_HZ)
     for s in DECODE_SHAPES:
