@@ -38,3 +38,25 @@ if(Python3_Interpreter_FOUND)
 else()
   message(WARNING "uq: python3 >= 3.11 not found: the gfx950_perf_model test is not added")
 endif()
+
+# The MI355X suite (perf/mi355x_suite.sh) cannot run here: its --dry-run prints every command it
+# would run (and must not fail), shellcheck reads it where installed, and its comparison step
+# (perf/gfx950_compare.py) is run on a made-up benchmark file: one row inside the 0.7-1.5x band of
+# the model, one outside. Together well under a second.
+add_test(NAME gfx950_mi355x_suite_dry_run
+         COMMAND bash ${PROJECT_SOURCE_DIR}/perf/mi355x_suite.sh --dry-run --build ${CMAKE_BINARY_DIR}/mi355x-dry-run)
+set_tests_properties(gfx950_mi355x_suite_dry_run PROPERTIES
+                     PASS_REGULAR_EXPRESSION "dry run done"
+                     FAIL_REGULAR_EXPRESSION "unknown option|No such file")
+find_program(UQ_SHELLCHECK shellcheck)
+if(UQ_SHELLCHECK)
+  add_test(NAME gfx950_mi355x_suite_shellcheck COMMAND ${UQ_SHELLCHECK} ${PROJECT_SOURCE_DIR}/perf/mi355x_suite.sh)
+endif()
+if(Python3_Interpreter_FOUND)
+  add_test(NAME gfx950_compare_verdicts
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/perf/gfx950_compare.py
+                   --model ${PROJECT_SOURCE_DIR}/docs/gfx950-model/3-partition-rule.json
+                   --bench ${PROJECT_SOURCE_DIR}/perf/gfx950/testdata/bench_sample.json)
+  set_tests_properties(gfx950_compare_verdicts PROPERTIES
+                       PASS_REGULAR_EXPRESSION "4x75000 QG6 Hk1 BS64 .* PASS .*\n.*16x131072 QG6 Hk1 BS64 .* INVESTIGATE")
+endif()
