@@ -32,12 +32,15 @@ struct PartitionRuleChoice {
 
 // max_seqs, num_kv_heads, max_blocks_per_seq, block_size: the plan's shape (DecodeShape);
 // compute_units: the device's CU count (256 on MI355X); workgroups_per_cu: resident partition
-// workgroups a CU (kDecodeWorkgroupsPerCu for the current kernels).
+// workgroups a CU (kDecodeWorkgroupsPerCu for the current kernels); max_partitions: the most P
+// may be (the spec's bound, 4096; the plan passes the spec default's P for the shape, which sized
+// its workspace: §5.7).
 constexpr PartitionRuleChoice gfx950_partition_rule(std::int64_t max_seqs, std::int64_t num_kv_heads,
                                                     std::int64_t max_blocks_per_seq, std::int64_t block_size,
                                                     std::int64_t compute_units,
-                                                    std::int64_t workgroups_per_cu = kDecodeWorkgroupsPerCu) {
-  constexpr std::int64_t kMaxPartitions = 4096;  // the spec's bound on P (§5.7)
+                                                    std::int64_t workgroups_per_cu = kDecodeWorkgroupsPerCu,
+                                                    std::int64_t max_partitions = 4096) {
+  const std::int64_t p_limit = max_partitions >= 2 ? max_partitions : 2;
   constexpr std::int64_t kGroupTokens = 256;     // a tile-group (§5.3)
   const std::int64_t width = max_blocks_per_seq * block_size;
   const std::int64_t groups = width > 0 ? (width + kGroupTokens - 1) / kGroupTokens : 1;
@@ -45,10 +48,10 @@ constexpr PartitionRuleChoice gfx950_partition_rule(std::int64_t max_seqs, std::
   const std::int64_t slots = (compute_units > 0 ? compute_units : 1) * (workgroups_per_cu > 0 ? workgroups_per_cu : 1);
   PartitionRuleChoice best;
   std::int64_t best_cost = -1, best_p = 0;
-  // t from the fewest tile-groups a partition may hold (P <= 4096) up to all of them; the cost
+  // t from the fewest tile-groups a partition may hold (P <= p_limit) up to all of them; the cost
   // only changes where P = ceil(groups / t) does, so stepping t to the next such point keeps
   // the loop short (at most ~2 sqrt(groups) steps).
-  std::int64_t t = (groups + kMaxPartitions - 1) / kMaxPartitions;
+  std::int64_t t = (groups + p_limit - 1) / p_limit;
   if (t < 1) t = 1;
   while (true) {
     std::int64_t p = (groups + t - 1) / t;

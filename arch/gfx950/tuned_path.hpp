@@ -7,9 +7,11 @@
 #include "gfx950/decode_launch_args.hpp"
 #include "gfx950/launch_decode.hpp"
 #include "gfx950/launch_score.hpp"
+#include "gfx950/partition_rule.hpp"
 #include "gfx950/score_launch_args.hpp"
 #include "uq/backend.hpp"
 #include "uq/impl/kokkos_compat.hpp"
+#include "uq/partitions.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -34,6 +36,15 @@ struct TunedOp<Path::Gfx950, DecodePartitionsLaunch> {
   template <class ExecSpace>
   static void launch(const ExecSpace&, const DecodePartitionsLaunch& l, const Prepared& a) {
     gfx950::launch_decode_partitions(l, a);
+  }
+  // This path's default P and TGPP (spec ultraquant.md §5.7): whole rounds of the workgroups a CU
+  // holds, never more partitions than the spec's default (which sized the plan's workspace).
+  static PartitionChoice default_partitions(std::int64_t max_seqs, int num_kv_heads, int max_blocks_per_seq,
+                                            int block_size, int compute_units, const PartitionChoice& spec) {
+    const gfx950::PartitionRuleChoice r =
+        gfx950::gfx950_partition_rule(max_seqs, num_kv_heads, max_blocks_per_seq, block_size, compute_units,
+                                      gfx950::kDecodeWorkgroupsPerCu, spec.partitions);
+    return PartitionChoice{r.partitions, r.tgpp};
   }
 };
 
