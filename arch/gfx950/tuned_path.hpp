@@ -68,7 +68,7 @@ struct TunedOp<Path::Gfx950, ScoreLaunch> {
     gfx950::scorer::ScoreKernelArgs args;
   };
   static Prepared prepare(const ScoreLaunch& l) {
-    const gfx950::ScoreLaunch k = gfx950::with_chosen_knobs(l);
+    const gfx950::ScoreLaunch k = with_chosen_knobs(l, &gfx950::choose_score_knobs);
     return Prepared{k, gfx950::make_score_kernel_args(k)};
   }
   template <class ExecSpace>

@@ -56,7 +56,7 @@ struct TunedOp<Path::Sm90, ScoreLaunch> {
     sm90::ScoreKernelArgs args;
   };
   static Prepared prepare(const ScoreLaunch& l) {
-    const sm90::ScoreLaunch k = sm90::with_chosen_knobs(l);
+    const sm90::ScoreLaunch k = with_chosen_knobs(l, &sm90::choose_score_knobs);
     return Prepared{k, sm90::make_score_kernel_args(k)};
   }
   template <class ExecSpace>
