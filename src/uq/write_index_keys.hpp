@@ -43,10 +43,12 @@ struct IndexWriterConfig {
 // wait for that copy, then throws on bad data. The free functions below build a writer
 // per call (counters allocated and reset): loops keep one.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
-class IndexKeyWriter {
+class IndexKeyWriter : public impl::WriterCore<ExecSpace, impl::IndexKeyWriteLaunch> {
+  using Core = impl::WriterCore<ExecSpace, impl::IndexKeyWriteLaunch>;
+
  public:
   explicit IndexKeyWriter(const ExecSpace& exec = ExecSpace(), const IndexWriterConfig& cfg = {})
-      : core_("uq::write_index_keys", exec, cfg.backend, cfg.check) {}
+      : Core("uq::write_index_keys", exec, cfg.backend, cfg.check) {}
 
   template <class Keys, class Slots, class Cache>
   void run(const Keys& keys, const Slots& slot_mapping, const Cache& index_cache) const {
@@ -58,29 +60,22 @@ class IndexKeyWriter {
     static_assert(impl::ViewContract<ExecSpace, Keys, KeyType, 2>::ok, "");
     static_assert(impl::IndexViewContract<ExecSpace, Slots, 1, std::int64_t, std::int32_t>::ok, "");
     static_assert(impl::OutputViewContract<ExecSpace, Cache, std::uint8_t, 2>::ok, "");
-    core_.check_views([&] { check(keys, slot_mapping, index_cache); }, keys, slot_mapping, index_cache);
+    this->check_views([&] { check(keys, slot_mapping, index_cache); }, keys, slot_mapping, index_cache);
     using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
-    core_.run(impl::index_key_write_launch(keys, slot_mapping, index_cache, core_.counts()), "keys/slot_mapping", [&] {
+    const impl::IndexKeyWriteLaunch launch = impl::index_key_write_launch(keys, slot_mapping, index_cache, this->counts());
+    this->dispatch(launch, "keys/slot_mapping", [&] {
       impl::WriteIndexKeysGeneric<ExecSpace, Keys, Slots, Cache, Counts> kernel;
       kernel.keys = keys;
       kernel.slots = slot_mapping;
       kernel.cache = index_cache;
-      kernel.counts = core_.counts();
+      kernel.counts = this->counts();
       kernel.num_tokens = static_cast<std::int64_t>(keys.extent(0));
       kernel.num_slots = static_cast<std::int64_t>(index_cache.extent(0)) * nvfp4::kBlockTokens;
       kernel.chunked = impl::wio::rows_are_chunked(keys);
       kernel.aligned_words = impl::wio::words_are_aligned(index_cache, 4);
-      kernel.launch(core_.exec());
+      kernel.launch(this->exec());
     });
   }
-
-  // The path of the last call (before any call: the device's candidate), and why it is not a
-  // tuned path.
-  Path path() const { return core_.path(); }
-  const std::string& path_reason() const { return core_.path_reason(); }
-
-  Status status() const { return core_.status(); }
-  void reset_status() const { core_.reset_status(); }
 
  private:
   template <class Keys, class Slots, class Cache>
@@ -96,7 +91,6 @@ class IndexKeyWriter {
     impl::require_no_alias(fn, "index_cache", index_cache, "slot_mapping", slot_mapping);
   }
 
-  impl::WriterCore<ExecSpace, impl::IndexKeyWriteLaunch> core_;
 };
 
 template <class ExecSpace, class Keys, class Slots, class Cache,

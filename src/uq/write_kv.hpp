@@ -43,10 +43,12 @@ struct WriteKvConfig {
 // a wait for that copy (the host synchronises), then throws on bad data. The free
 // functions below build a writer per call (counters allocated and reset): loops keep one.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
-class KvWriter {
+class KvWriter : public impl::WriterCore<ExecSpace, impl::KvWriteLaunch> {
+  using Core = impl::WriterCore<ExecSpace, impl::KvWriteLaunch>;
+
  public:
   explicit KvWriter(const ExecSpace& exec = ExecSpace(), const WriteKvConfig& cfg = {})
-      : core_("uq::write_kv", exec, cfg.backend, cfg.check) {}
+      : Core("uq::write_kv", exec, cfg.backend, cfg.check) {}
 
   template <class K, class V, class Slots, class Cache>
   void run(const K& k, const V& v, const Slots& slot_mapping, const Cache& kv_cache) const {
@@ -54,22 +56,14 @@ class KvWriter {
     static_assert(impl::ViewContract<ExecSpace, V, bf16, 3>::ok, "");
     static_assert(impl::IndexViewContract<ExecSpace, Slots, 1, std::int64_t, std::int32_t>::ok, "");
     static_assert(impl::OutputViewContract<ExecSpace, Cache, std::uint8_t, 4>::ok, "");
-    core_.check_views([&] { check(k, v, slot_mapping, kv_cache); }, k, v, slot_mapping, kv_cache);
+    this->check_views([&] { check(k, v, slot_mapping, kv_cache); }, k, v, slot_mapping, kv_cache);
     using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
-    core_.run(impl::kv_write_launch(k, v, slot_mapping, kv_cache, core_.counts()), "k/v/slot_mapping", [&] {
+    this->dispatch(impl::kv_write_launch(k, v, slot_mapping, kv_cache, this->counts()), "k/v/slot_mapping", [&] {
       const impl::WriteKvGeneric<ExecSpace, K, V, Slots, Cache, Counts> kernel(k, v, slot_mapping, kv_cache,
-                                                                              core_.counts());
-      kernel.launch(core_.exec());
+                                                                              this->counts());
+      kernel.launch(this->exec());
     });
   }
-
-  // The path of the last call (before any call: the device's candidate), and why it is not a
-  // tuned path.
-  Path path() const { return core_.path(); }
-  const std::string& path_reason() const { return core_.path_reason(); }
-
-  Status status() const { return core_.status(); }
-  void reset_status() const { core_.reset_status(); }
 
  private:
   template <class K, class V, class Slots, class Cache>
@@ -89,7 +83,6 @@ class KvWriter {
     impl::require_no_alias(fn, "kv_cache", kv_cache, "slot_mapping", slot_mapping);
   }
 
-  impl::WriterCore<ExecSpace, impl::KvWriteLaunch> core_;
 };
 
 template <class ExecSpace, class K, class V, class Slots, class Cache,

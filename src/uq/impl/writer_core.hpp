@@ -18,9 +18,18 @@
 namespace uq {
 namespace impl {
 
+// A writer derives from it: the status and path accessors are the writer's public ones.
 template <class ExecSpace, class Launch>
 class WriterCore {
  public:
+  // The path of the last call (before any call: the device's candidate), and why it is not a
+  // tuned path.
+  Path path() const { return last_.path; }
+  const std::string& path_reason() const { return last_.reason; }
+  Status status() const { return counters_.read(exec_); }
+  void reset_status() const { counters_.reset(exec_); }
+
+ protected:
   using Counts = typename StatusCounters<ExecSpace>::view_type;
 
   // fn: the public name ("uq::write_kv"); Native without a tuned writer for this device throws.
@@ -42,7 +51,7 @@ class WriterCore {
   // One call: `launch` (made with counts()) on the tuned path, or generic(); with check on, the
   // counters reset before and read after (throwing on bad data, naming `inputs`).
   template <class Generic>
-  void run(const Launch& launch, const char* inputs, Generic&& generic) const {
+  void dispatch(const Launch& launch, const char* inputs, Generic&& generic) const {
     if (check_) counters_.reset(exec_);
     Call::run(fn_, exec_, candidate_, backend_, {launch}, last_, std::forward<Generic>(generic));
     if (check_) throw_if_bad(fn_, inputs, counters_.read(exec_));
@@ -50,10 +59,6 @@ class WriterCore {
 
   const ExecSpace& exec() const { return exec_; }
   const Counts& counts() const { return counters_.view(); }
-  Path path() const { return last_.path; }
-  const std::string& path_reason() const { return last_.reason; }
-  Status status() const { return counters_.read(exec_); }
-  void reset_status() const { counters_.reset(exec_); }
 
  private:
   using Call = TunedCall<ExecSpace, Launch>;
