@@ -29,14 +29,9 @@ struct TunedSpace<Path::Gfx950> {
 };
 
 template <>
-struct TunedOp<Path::Gfx950, DecodePartitionsLaunch> {
-  static constexpr bool available = true;
-  using Prepared = gfx950::DecodeKernelArgs;
-  static Prepared prepare(const DecodePartitionsLaunch& l) { return gfx950::make_decode_kernel_args(l); }
-  template <class ExecSpace>
-  static void launch(const ExecSpace&, const DecodePartitionsLaunch& l, const Prepared& a) {
-    gfx950::launch_decode_partitions(l, a);
-  }
+struct TunedOp<Path::Gfx950, DecodePartitionsLaunch>
+    : LauncherOp<DecodePartitionsLaunch, gfx950::DecodeKernelArgs, &gfx950::make_decode_kernel_args,
+                 &gfx950::launch_decode_partitions> {
   // This path's default P and TGPP (spec ultraquant.md §5.7): whole rounds of the workgroups a CU
   // holds, never more partitions than the spec's default (which sized the plan's workspace).
   static PartitionChoice default_partitions(std::int64_t max_seqs, int num_kv_heads, int max_blocks_per_seq,
@@ -49,15 +44,9 @@ struct TunedOp<Path::Gfx950, DecodePartitionsLaunch> {
 };
 
 template <>
-struct TunedOp<Path::Gfx950, DecodeReduceLaunch> {
-  static constexpr bool available = true;
-  using Prepared = gfx950::ReduceKernelArgs;
-  static Prepared prepare(const DecodeReduceLaunch& l) { return gfx950::make_reduce_kernel_args(l); }
-  template <class ExecSpace>
-  static void launch(const ExecSpace&, const DecodeReduceLaunch& l, const Prepared& a) {
-    gfx950::launch_decode_reduce(l, a);
-  }
-};
+struct TunedOp<Path::Gfx950, DecodeReduceLaunch>
+    : LauncherOp<DecodeReduceLaunch, gfx950::ReduceKernelArgs, &gfx950::make_reduce_kernel_args,
+                 &gfx950::launch_decode_reduce> {};
 
 // The scorer's knobs are this path's own, chosen from the shape (gfx950/score_knobs.hpp).
 template <>
