@@ -41,8 +41,9 @@ int decode(int argc, char** argv) {
   uq::PartitionChoice c = uq::choose_partitions(num_seqs, max_blocks, block_size, forced);
   if (rule) {
     constexpr int kMi355xCus = 256;  // the model's device (perf/gfx950/hardware.py)
-    const uq::gfx950::PartitionRuleChoice g =
-        uq::gfx950::gfx950_partition_rule(num_seqs, kv_heads, max_blocks, block_size, kMi355xCus);
+    // capped at the spec's P, as DecodePlan does (its workspace is sized by the spec's choice)
+    const uq::gfx950::PartitionRuleChoice g = uq::gfx950::gfx950_partition_rule(
+        num_seqs, kv_heads, max_blocks, block_size, kMi355xCus, uq::gfx950::kDecodeWorkgroupsPerCu, c.partitions);
     c.partitions = g.partitions;
     c.tile_groups_per_part = g.tgpp;
   }
