@@ -2,14 +2,19 @@
 """gfx950 performance model from the compiled code objects — a model, not a
 measurement: no AMD GPU was available, nothing here ran on gfx950.
 
-    python3 perf/gfx950_model.py --objects <build>/arch --plan <build>/perf/gfx950_plan
-                                 [--markdown FILE] [--no-mca] [--check]
+    python3 perf/gfx950_model.py --objects <build>/arch --plan <build>/arch/gfx950_plan
+                                 [--banks <build>/arch/gfx950_lds_banks] [--markdown FILE]
+                                 [--json FILE] [--no-mca] [--check]
 
 Reads uq_gfx950_{decode,reduce,score}_isa.co (llvm-objdump-22, llvm-readelf-22), finds each
 kernel's steady-state loops, counts their instructions by unit, times one iteration with a
 one-wave issue simulation and with llvm-mca-22 (LLVM's gfx950 scheduling model), and predicts
 the headline shapes' times against the MI355X's memory bandwidth (method and sources:
-docs/perf-log/2026-12-01-gfx950-model.md). --check: exit non-zero if a kernel or loop is missing (CI)."""
+docs/perf-log/2026-12-01-gfx950-model.md and 2026-12-05-gfx950-speed.md). The decode kernels' LDS bank-conflict degrees come from the wavefront
+emulator (--banks: perf/gfx950_lds_banks.cpp, by default beside --plan). --json FILE: one
+record per (operation, shape, bandwidth, latency, clock): {"op", "shape", "partition_us",
+"reducer_us", "total_us", "bandwidth_TBps", "latency_us", "clock_GHz", "binds", ...}.
+--check: exit non-zero if a kernel or loop is missing (CI)."""
 import argparse
 import json
 import math
@@ -56,7 +61,16 @@ def latency_clks():
     return [round(hw.clk(x)) for x in (lo, hw.HBM_LATENCY_S, hi)]
 
 
-def load_kernels(args):
+def load_banks(args):
+    """The emulator's LDS bank profile: {kernel: {"by_instruction": {kind: {...}}, "sites": [...]}}."""
+    path = args.banks or os.path.join(os.path.dirname(os.path.abspath(args.plan)), "gfx950_lds_banks")
+    if not os.path.exists(path):
+        raise ModelError(f"{path} is missing (build the gfx950_lds_banks target)")
+    out = subprocess.run([path], capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+
+def load_kernels(args, banks):
     objdump, readelf = tool("llvm-objdump-22", args.objdump), tool("llvm-readelf-22", args.readelf)
     mca = None if args.no_mca else tool("llvm-mca-22", args.mca)
     objects = {k: os.path.join(args.objects, f"uq_gfx950_{k}_isa.co") for k in ("decode", "reduce", "score")}
@@ -66,7 +80,7 @@ def load_kernels(args):
     want = {
         "decode": [("uq_gfx950_decode_qg6", DecodeKernel), ("uq_gfx950_decode_qg8", DecodeKernel),
                    ("uq_gfx950_decode_qg16", DecodeKernel)],
-        "reduce": [("uq_gfx950_decode_reduce", ReduceKernel)],
+        "reduce": [("uq_gfx950_decode_reduce", ReduceKernel), ("uq_gfx950_decode_reduce_p4096", ReduceKernel)],
         "score": [(f"uq_gfx950_score_r{r}{b}", ScoreKernel) for r in (1, 2, 4, 8, 16, 32) for b in ("", "_buf")],
     }
     kernels = {}
@@ -77,8 +91,12 @@ def load_kernels(args):
             if name not in found:
                 raise ModelError(f"kernel {name} is not in {objects[obj]} (it has {sorted(found)})")
             k = cls(found[name])
+            # the reducer's P <= 4096 build shares the P <= 1024 build's source and lane map
+            profile = banks.get(name) or banks.get(name.replace("_p4096", ""))
+            if profile:
+                k.lds_degrees = {kind: v["degree64"] for kind, v in profile["by_instruction"].items()}
             for p in k.paths():
-                p.analyse(mca, lats)
+                p.analyse(mca, lats, k.lds_degrees)
             kernels[name] = k
     return kernels
 
@@ -137,17 +155,45 @@ def markdown_table(rows):
     return "\n".join(out)
 
 
+def decode_record(kernels, plan_json, shape, latency_s, bandwidth):
+    """Partition kernel + reducer of a decode shape at one latency (seconds) and bandwidth,
+    at the current clock."""
+    k = kernels[f"uq_gfx950_decode_qg{shape['qg']}"]
+    red = kernels["uq_gfx950_decode_reduce" if plan_json["partitions"] <= 1024 else "uq_gfx950_decode_reduce_p4096"]
+    lat = round(hw.clk(latency_s))
+    d = predict.predict_decode(k, plan_json, shape, lat, bandwidth)
+    r = predict.predict_reduce(red, plan_json, shape, lat, bandwidth)
+    return d, r
+
+
+def shape_name(s):
+    return f"{s['num_seqs']}x{s['seq_len']} QG{s['qg']} Hk{s['num_kv_heads']} BS{s['block_size']}"
+
+
+def score_name(s):
+    return f"{s['num_reqs']}x{s['max_blocks'] * 128} QL{s['query_len']} H{s['heads']}"
+
+
+def kb(x):
+    return f"{x / 1024:.0f}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--objects", required=True, help="folder with uq_gfx950_{decode,reduce,score}_isa.co")
     ap.add_argument("--plan", required=True, help="the gfx950_plan program (perf/gfx950_plan.cpp)")
+    ap.add_argument("--banks", help="the gfx950_lds_banks program (default: beside --plan)")
     ap.add_argument("--objdump"), ap.add_argument("--readelf"), ap.add_argument("--mca")
     ap.add_argument("--no-mca", action="store_true")
     ap.add_argument("--markdown", help="also write the report to this file")
+    ap.add_argument("--json", help="also write the predictions as a JSON list to this file")
     ap.add_argument("--check", action="store_true", help="CI: fail on a missing kernel or loop")
+    ap.add_argument("--rule", choices=("gfx950", "spec"), default="gfx950",
+                    help="the decode plans' partition choice: the gfx950 path's rule (default) or the spec's")
     args = ap.parse_args()
     try:
-        kernels = load_kernels(args)
+        banks = load_banks(args)
+        kernels = load_kernels(args, banks)
     except ModelError as e:
         print(f"gfx950_model: {e}", file=sys.stderr)
         return 1
@@ -161,11 +207,23 @@ def main():
         res.append({"kernel": name, "VGPRs": k.notes["vgprs"], "SGPRs": k.notes["sgprs"], "LDS B": k.notes["lds"],
                     "waves/workgroup": k.waves_per_workgroup, "waves/CU": occ["waves_per_cu"], "limit": occ["limit"]})
     say(markdown_table(res))
+
+    say("\n## LDS bank conflicts (wavefront emulator, every lane's address; 64 banks, 32 for comparison)\n")
+    rows = []
+    for name, prof in banks.items():
+        for site in prof["sites"]:
+            rows.append({"kernel": name, "site": site["site"], "access": site["op"], "instances": site["instances"],
+                         "cycles/phase (64 banks)": f"{site['degree64']:.2f}", "worst phase": site["max64"],
+                         "cycles/phase (32 banks)": f"{site['degree32']:.2f}"})
+    say(markdown_table(rows))
+
     say("\n## Steady-state paths, per unit of work (one wave; clk = 2.4 GHz clocks)\n")
     rows = []
     for name in ("uq_gfx950_decode_qg6", "uq_gfx950_decode_qg16"):
         k = kernels[name]
-        rows.append(path_rows(name, k.loop, k.tiles_per_iteration, "16-token tile", lat))
+        for p in k.paths():
+            per = k.tiles_per_iteration if p is k.loop else 1
+            rows.append(path_rows(name, p, per, "16-token tile" if p is k.loop else p.per, lat))
     red = kernels["uq_gfx950_decode_reduce"]
     for p in red.paths():
         rows.append(path_rows(red.name, p, 1, p.per, lat))
@@ -175,29 +233,35 @@ def main():
             rows.append(path_rows(name, p, 1, p.per, lat))
     say(markdown_table(rows))
 
+    records = []
+    lo_s, hi_s = hw.HBM_LATENCY_RANGE_S
     say(f"\n## Predicted times (model; HBM latency {hw.HBM_LATENCY_S * 1e6:.1f} us; "
-        f"range {hw.HBM_LATENCY_RANGE_S[0] * 1e6:.1f}-{hw.HBM_LATENCY_RANGE_S[1] * 1e6:.1f} us in brackets)\n")
+        f"range {lo_s * 1e6:.1f}-{hi_s * 1e6:.1f} us in brackets; {hw.CLOCK_HZ / 1e9:.1f} GHz; decode plans by "
+        f"{'the gfx950 partition rule' if args.rule == 'gfx950' else 'the spec default'})\n")
+    say("Little's law: KB a CU's waves keep in flight in the busiest round (what the code sustains "
+        "with unlimited bandwidth) against the KB the CU's share of the bandwidth needs in flight, "
+        f"at {lo_s * 1e6:.1f} / {hw.HBM_LATENCY_S * 1e6:.1f} / {hi_s * 1e6:.1f} us.\n")
     table = []
-    lats = latency_clks()
+    plans = {}
     for s in DECODE_SHAPES:
-        pl = plan(args.plan, "decode", s["num_seqs"], s["seq_len"], s["qg"], s["num_kv_heads"], s["block_size"])
-        k = kernels[f"uq_gfx950_decode_qg{s['qg']}"]
+        pl = plans[s["label"]] = plan(args.plan, "decode", s["num_seqs"], s["seq_len"], s["qg"], s["num_kv_heads"],
+                                      s["block_size"], *([] if args.rule == "spec" else ["gfx950"]))
         for bw_name, bw in BANDWIDTHS:
-            d = predict.predict_decode(k, pl, s, lat, bw)
-            r = predict.predict_reduce(red, pl, s, lat, bw)
-            d_lo = predict.predict_decode(k, pl, s, lats[0], bw)["seconds"]
-            d_hi = predict.predict_decode(k, pl, s, lats[2], bw)["seconds"]
-            r_lo = predict.predict_reduce(red, pl, s, lats[0], bw)["seconds"]
-            r_hi = predict.predict_reduce(red, pl, s, lats[2], bw)["seconds"]
+            d, r = decode_record(kernels, pl, s, hw.HBM_LATENCY_S, bw)
+            d_lo, r_lo = decode_record(kernels, pl, s, lo_s, bw)
+            d_hi, r_hi = decode_record(kernels, pl, s, hi_s, bw)
             both = d["seconds"] + r["seconds"]
+            need = [bw / hw.CUS * x for x in (lo_s, hw.HBM_LATENCY_S, hi_s)]
+            have = [x["rounds"][0]["in_flight_bytes"] for x in (d_lo, d, d_hi)]
             table.append({
                 "shape": s["label"], "bandwidth": bw_name, "plan": f"P {pl['partitions']}, TGPP {pl['tgpp']}, "
                 f"{d['workgroups']} busy WGs ({d['tiles_per_workgroup']} tiles), {d['waves_per_cu_max']}/CU of {d['resident']}",
-                "partition kernel us": f"{d['seconds'] * 1e6:.1f} [{d_lo * 1e6:.1f}-{d_hi * 1e6:.1f}]",
+                "partition kernel us": f"{d['seconds'] * 1e6:.1f} [{d_lo['seconds'] * 1e6:.1f}-{d_hi['seconds'] * 1e6:.1f}]",
                 "% of peak BW": f"{100 * d['hbm_bytes'] / d['seconds'] / hw.HBM_PEAK_BYTES_S:.0f}",
                 "binds": d["binding"],
+                "in flight / needed per CU, KB (Little)": "/".join(kb(x) for x in have) + " vs " + "/".join(kb(x) for x in need),
                 "partition kernel, per round on the busiest CU (us)": parts_text(d["rounds"]),
-                "reducer us": f"{r['seconds'] * 1e6:.1f} [{r_lo * 1e6:.1f}-{r_hi * 1e6:.1f}]",
+                "reducer us": f"{r['seconds'] * 1e6:.1f} [{r_lo['seconds'] * 1e6:.1f}-{r_hi['seconds'] * 1e6:.1f}]",
                 "reducer binds": r["binding"],
                 "reducer bounds (us)": parts_text(r["rounds"]),
                 "decode + reduce us": f"{both * 1e6:.1f}",
@@ -205,7 +269,41 @@ def main():
                 "HBM floor us": f"{(d['hbm_bytes'] + r['hbm_bytes']) / bw * 1e6:.1f}",
             })
     say(markdown_table(table))
-    say("")
+
+    # the JSON records and the clock sweep: every decode shape at both bandwidths, the nominal
+    # latency and 1.5 us (no shape should be latency-bound there), at each clock of the sweep
+    sweep = []
+    for hz in hw.CLOCK_SWEEP_HZ:
+        hw.set_clock(hz)
+        for s in DECODE_SHAPES:
+            pl = plans[s["label"]]
+            for bw_name, bw in BANDWIDTHS:
+                for lat_s in (hw.HBM_LATENCY_S, 1.5e-6):
+                    d, r = decode_record(kernels, pl, s, lat_s, bw)
+                    records.append({
+                        "op": "decode", "shape": shape_name(s), "partition_us": round(d["seconds"] * 1e6, 2),
+                        "reducer_us": round(r["seconds"] * 1e6, 2),
+                        "total_us": round((d["seconds"] + r["seconds"]) * 1e6, 2),
+                        "bandwidth_TBps": round(bw / 1e12, 2), "latency_us": round(lat_s * 1e6, 2),
+                        "clock_GHz": round(hz / 1e9, 2), "binds": d["binding"], "reducer_binds": r["binding"],
+                        "partitions": pl["partitions"], "tgpp": pl["tgpp"], "partition_rule": args.rule,
+                        "hbm_floor_us": round((d["hbm_bytes"] + r["hbm_bytes"]) / bw * 1e6, 2)})
+        hw.set_clock(hw.PEAK_CLOCK_HZ)
+    for s in DECODE_SHAPES:
+        row = {"shape": s["label"]}
+        for bw_name, bw in BANDWIDTHS:
+            for hz in hw.CLOCK_SWEEP_HZ:
+                rec = next(x for x in records if x["shape"] == shape_name(s) and x["bandwidth_TBps"] == round(bw / 1e12, 2)
+                           and x["clock_GHz"] == round(hz / 1e9, 2) and x["latency_us"] == 1.0)
+                row[f"{bw / 1e12:.1f} TB/s, {hz / 1e9:.1f} GHz"] = f"{rec['partition_us']:.1f} + {rec['reducer_us']:.1f} = {rec['total_us']:.1f}"
+        sweep.append(row)
+    say(f"\n## Clock sweep: decode + reduce (us) at {hw.HBM_LATENCY_S * 1e6:.1f} us HBM latency\n")
+    say(markdown_table(sweep))
+    late = [x for x in records if x["latency_us"] == 1.5 and x["clock_GHz"] == 2.4]
+    say("\nAt 1.5 us HBM latency, 2.4 GHz: " + "; ".join(
+        f"{x['shape']} at {x['bandwidth_TBps']} TB/s {x['total_us']:.1f} us (partition kernel binds: {x['binds']})"
+        for x in late) + ".\n")
+
     table = []
     for s in SCORE_SHAPES:
         pl = plan(args.plan, "score", s["num_reqs"], s["max_blocks"], s["query_len"], s["heads"], hw.CUS)
@@ -213,8 +311,8 @@ def main():
         k = kernels[kname]
         for bw_name, bw in BANDWIDTHS:
             p = predict.predict_score(k, pl, s, lat, bw)
-            lo = predict.predict_score(k, pl, s, lats[0], bw)["seconds"]
-            hi = predict.predict_score(k, pl, s, lats[2], bw)["seconds"]
+            lo = predict.predict_score(k, pl, s, round(hw.clk(lo_s)), bw)["seconds"]
+            hi = predict.predict_score(k, pl, s, round(hw.clk(hi_s)), bw)["seconds"]
             table.append({
                 "shape": s["label"], "kernel": kname, "bandwidth": bw_name,
                 "plan": f"chunk {pl['chunk']} x {pl['chunks']}, splits {pl['splits']}, unit {pl['unit']}, "
@@ -225,6 +323,10 @@ def main():
                 "per round on the busiest CU (us)": parts_text(p["rounds"]),
                 "HBM floor us": f"{p['hbm_bytes'] / bw * 1e6:.1f}",
             })
+            records.append({"op": "score", "shape": score_name(s), "partition_us": round(p["seconds"] * 1e6, 2),
+                            "reducer_us": 0.0, "total_us": round(p["seconds"] * 1e6, 2),
+                            "bandwidth_TBps": round(bw / 1e12, 2), "latency_us": round(hw.HBM_LATENCY_S * 1e6, 2),
+                            "clock_GHz": round(hw.CLOCK_HZ / 1e9, 2), "binds": p["binding"], "kernel": kname})
     say(markdown_table(table))
     text = "\n".join(lines) + "\n"
     print(text)
@@ -232,6 +334,11 @@ def main():
         os.makedirs(os.path.dirname(os.path.abspath(args.markdown)), exist_ok=True)
         with open(args.markdown, "w") as f:
             f.write(text)
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump(records, f, indent=1)
+            f.write("\n")
     return 0
 
 

@@ -4,9 +4,12 @@
 // model never restates them. (The scorer's part is its own translation unit: its launch header
 // and the decoder's both define a kQVectorLoads in uq::gfx950.)
 //
-//   gfx950_plan decode <num_seqs> <seq_len> <qg> <num_kv_heads> <block_size> [partitions]
+//   gfx950_plan decode <num_seqs> <seq_len> <qg> <num_kv_heads> <block_size> [partitions | gfx950]
+//                      (default: the spec's choice, uq::choose_partitions; a number forces P;
+//                      gfx950: the gfx950 path's rule, arch/gfx950/partition_rule.hpp, on 256 CUs)
 //   gfx950_plan score <num_reqs> <max_blocks> <query_len> <heads> <compute_units>
 #include "gfx950/decode_launch_args.hpp"
+#include "gfx950/partition_rule.hpp"
 #include "uq/partitions.hpp"
 
 #include <cstdio>
@@ -19,7 +22,7 @@ namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: gfx950_plan decode <num_seqs> <seq_len> <qg> <num_kv_heads> <block_size> [partitions]\n"
+               "usage: gfx950_plan decode <num_seqs> <seq_len> <qg> <num_kv_heads> <block_size> [partitions | gfx950]\n"
                "       gfx950_plan score <num_reqs> <max_blocks> <query_len> <heads> <compute_units>\n");
   return 2;
 }
@@ -33,8 +36,17 @@ int decode(int argc, char** argv) {
   const int block_size = static_cast<int>(arg(argv, 6));
   // The block table is as wide as the sequence needs (the plan sizes for its width).
   const long long max_blocks = (seq_len + block_size - 1) / block_size;
-  const int forced = argc > 7 ? static_cast<int>(arg(argv, 7)) : 0;  // a what-if P (0: the library's choice)
-  const uq::PartitionChoice c = uq::choose_partitions(num_seqs, max_blocks, block_size, forced);
+  const bool rule = argc > 7 && std::string(argv[7]) == "gfx950";
+  const int forced = argc > 7 && !rule ? static_cast<int>(arg(argv, 7)) : 0;  // a what-if P (0: the library's choice)
+  uq::PartitionChoice c = uq::choose_partitions(num_seqs, max_blocks, block_size, forced);
+  if (rule) {
+    constexpr int kMi355xCus = 256;  // the model's device (perf/gfx950/hardware.py)
+    // capped at the spec's P, as DecodePlan does (its workspace is sized by the spec's choice)
+    const uq::gfx950::PartitionRuleChoice g = uq::gfx950::gfx950_partition_rule(
+        num_seqs, kv_heads, max_blocks, block_size, kMi355xCus, uq::gfx950::kDecodeWorkgroupsPerCu, c.partitions);
+    c.partitions = g.partitions;
+    c.tile_groups_per_part = g.tgpp;
+  }
   uq::gfx950::DecodePartitionsLaunch p;
   p.num_seqs = num_seqs;
   p.num_kv_heads = kv_heads;
@@ -51,9 +63,10 @@ int decode(int argc, char** argv) {
   std::printf(
       "{\"partitions\": %d, \"tgpp\": %d, \"max_blocks_per_seq\": %lld, \"grid\": [%u, %u, %u], "
       "\"reduce_grid\": [%u, %u, %u], \"tile_tokens\": %u, \"tile_group_tokens\": %u, \"slot_bytes\": %u, "
-      "\"head_dim\": %u, \"reduce_chunk\": %u}\n",
+      "\"head_dim\": %u, \"reduce_chunk\": %u, \"reduce_slots\": %u}\n",
       c.partitions, c.tile_groups_per_part, max_blocks, g.x, g.y, g.z, gr.x, gr.y, gr.z, uq::gfx950::kTileTokens,
-      uq::gfx950::kTileGroupTokens, uq::gfx950::kSlotContent, uq::gfx950::kHeadDim, uq::gfx950::kReduceChunk);
+      uq::gfx950::kTileGroupTokens, uq::gfx950::kSlotContent, uq::gfx950::kHeadDim, uq::gfx950::kReduceChunk,
+      uq::gfx950::kReduceSlots);
   return 0;
 }
 

@@ -65,7 +65,7 @@ RunResult run_launcher(const ScoreCase& c, const uq::sm90::ScoreKnobs& knobs, do
   p.max_blocks = c.max_blocks;
   uq::sm90::ScoreLaunch l =
       uq::sm90::score_launch(q, uq::impl::index_cache_addressing(in.cache), in.tables, in.seq_lens, scores,
-                             table.view(), counters.view(), p, c.num_reqs, static_cast<void*>(exec.cuda_stream()));
+                             table.view(), counters.view(), p, c.num_reqs, 0, static_cast<void*>(exec.cuda_stream()));
   l.knobs = knobs;
   uq::sm90::launch_score(l);  // warm-up (and the checked result: the same bits every time)
   exec.fence();

@@ -134,3 +134,20 @@ TEST(TunedOps, BuiltPathsImplementExactlyTheirOperations) {
 }
 
 }  // namespace
+
+namespace {
+
+// A plan's partitions: the spec's default unless its path's partition kernel has its own rule
+// (gfx950: arch/gfx950/partition_rule.hpp, compiled in the HIP suite); the generic path and the
+// paths without a rule keep the spec's.
+TEST(TunedOps, PartitionRuleComesFromThePathOrTheSpec) {
+  const uq::PartitionChoice spec = uq::choose_partitions(4, 1172, 64);
+  for (Path p : {Path::Generic, Path::Sm90, Path::HostSimd}) {
+    const uq::PartitionChoice c =
+        uq::impl::DecodeDispatch<Exec>::default_partitions(p, 4, 1, 1172, 64, 256, spec);
+    EXPECT_EQ(c.partitions, spec.partitions) << uq::path_name(p);
+    EXPECT_EQ(c.tile_groups_per_part, spec.tile_groups_per_part) << uq::path_name(p);
+  }
+}
+
+}  // namespace

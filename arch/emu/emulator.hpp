@@ -18,6 +18,7 @@
 #include <memory>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 namespace uq::emu {
 
@@ -32,6 +33,8 @@ struct LaunchConfig {
   std::uint8_t lds_poison = 0xFF;          // LDS content at workgroup start (0xFF: NaN in
                                            // f32, bf16 and e4m3, so stale reads show)
   bool detect_lds_races = true;            // see README: lanes run one after another
+  bool profile_lds_banks = false;          // record every LDS access's bank-conflict degree
+                                           // (lds_bank_profile below; costs time, off by default)
 };
 
 // A kernel broke an emulator rule, or its body threw: the launch stopped.
@@ -52,6 +55,37 @@ class Fault : public std::runtime_error {
 enum class Exp2Mode { CorrectlyRounded, PerturbedUlp };
 Exp2Mode exp2_mode();
 void set_exp2_mode(Exp2Mode mode);
+
+// LDS bank-conflict profile (lds_banks.cpp): for every LDS access site of the kernels run
+// with LaunchConfig::profile_lds_banks, the cycles its instances take under a bank model, from
+// every lane's address. The n-th execution of a site by each lane of a wave is one instruction
+// instance (kernels keep LDS accesses in wave-uniform control flow, or predicate lanes off, so
+// the lanes of an instance are those that executed it). Bank model (arch/gfx950/README.md,
+// "LDS bank conflicts"): `banks` banks of 4 bytes; a wave's access is served in phases of
+// banks * 4 / max(4, bytes per lane) consecutive lanes; a phase takes as many cycles as the
+// largest number of distinct dwords any one bank holds among its lanes' accesses (lanes reading
+// the same dword share it). gfx950 has 64 banks; 32 (CDNA3) is reported for comparison.
+struct LdsBankSite {
+  const char* file = nullptr;
+  int line = 0;
+  const char* op = nullptr;          // "ds_read", "ds_write" or "ds_read_tr" (ds_read_b64_tr_b16)
+  std::uint32_t bytes = 0;           // per lane
+  std::uint64_t instances = 0;
+  std::uint64_t phases64 = 0, cycles64 = 0;  // 64 banks: phases with an active lane, cycles
+  std::uint64_t phases32 = 0, cycles32 = 0;  // the same with 32 banks
+  std::uint32_t max_degree64 = 0;    // the worst phase's cycles (64 banks)
+};
+// The sites seen since the last reset, in order of first use.
+std::vector<LdsBankSite> lds_bank_profile();
+void reset_lds_bank_profile();
+// Cycles of one access under the model: lanes with bit l of `active` set access
+// addr[l] .. addr[l] + bytes - 1. Returns the phases with an active lane, the cycles they take
+// and the worst phase's cycles (the conflict degree).
+struct LdsBankCost {
+  std::uint32_t phases = 0, cycles = 0, worst = 0;
+};
+LdsBankCost lds_bank_cost(const std::uint32_t (&addr)[64], std::uint64_t active, std::uint32_t bytes,
+                          std::uint32_t banks);
 
 namespace detail {
 void run(const LaunchConfig& config, void (*body)(void*), void* arg);

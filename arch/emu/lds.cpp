@@ -116,6 +116,11 @@ void transpose_compute(Wave& w) {
     check_read(L, src, op.addr, 8, op.at);
     std::memcpy(loaded[l], &L.lds[op.addr], 8);
   }
+  if (L.config.profile_lds_banks) {
+    std::uint32_t addr[kLanes];
+    for (std::uint32_t l = 0; l < kLanes; ++l) addr[l] = static_cast<const TransposeOperand*>(w.operand[l])->addr;
+    lds_bank_record_wave(L, static_cast<const TransposeOperand*>(w.operand[0])->at, "ds_read_tr", addr, 8);
+  }
   // R[16G + d][j] = W[16G + 4j + (d >> 2)][d & 3]
   for (std::uint32_t l = 0; l < kLanes; ++l) {
     const std::uint32_t group = l & ~15u, d = l & 15u;
@@ -155,6 +160,7 @@ void lds_read(std::uint32_t addr, void* dst, std::uint32_t size, Site at) {
   Launch& L = launch_state();
   check_range(me, "lds_load", addr, size, size, at);
   check_read(L, me, addr, size, at);
+  lds_bank_record_lane(L, me, at, "ds_read", addr, size);
   std::memcpy(dst, &L.lds[addr], size);
 }
 
@@ -163,6 +169,7 @@ void lds_write(std::uint32_t addr, const void* src, std::uint32_t size, Site at)
   Launch& L = launch_state();
   check_range(me, "lds_store", addr, size, size, at);
   check_write(L, me, addr, static_cast<const unsigned char*>(src), size, at);
+  lds_bank_record_lane(L, me, at, "ds_write", addr, size);
   std::memcpy(&L.lds[addr], src, size);
 }
 

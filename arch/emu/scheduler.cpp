@@ -341,6 +341,7 @@ void run(const LaunchConfig& config, void (*body)(void*), void* arg) {
         L.workgroup[1] = y;
         L.workgroup[2] = z;
         run_workgroup(L);
+        if (!L.faulted) lds_bank_flush(L);
       }
     }
   }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,8 @@ struct LdsAllocation {
   std::uint32_t bytes;
 };
 
+struct LdsBankRecorder;  // lds_banks.cpp: the running workgroup's LDS accesses, when profiled
+
 struct Launch {
   LaunchConfig config;
   void (*body)(void*) = nullptr;
@@ -92,6 +95,9 @@ struct Launch {
   std::vector<LdsAllocation> lds_allocations;
   std::vector<LdsAccess> lds_last_write, lds_last_read;
 
+  // LaunchConfig::profile_lds_banks: every lane's LDS addresses per access site (lds_banks.cpp)
+  std::shared_ptr<LdsBankRecorder> banks;
+
   // scratch of the MFMA rendezvous (mfma.cpp)
   std::vector<double> mfma_a, mfma_b;
 
@@ -114,6 +120,14 @@ Thread& current_thread(Site at, const char* op);
 std::string where(Site at);
 // "workgroup (x,y,z) wave w lane l" of a lane.
 std::string who(const Thread& thread);
+
+// LDS bank profile (lds_banks.cpp): one lane's access, a whole wave's (a rendezvous), and the
+// end of a workgroup (its instances are costed and added to the process-wide profile).
+void lds_bank_record_lane(Launch& L, const Thread& me, Site at, const char* op, std::uint32_t addr,
+                          std::uint32_t bytes);
+void lds_bank_record_wave(Launch& L, Site at, const char* op, const std::uint32_t (&addr)[kLanes],
+                          std::uint32_t bytes);
+void lds_bank_flush(Launch& L);
 
 // Gathers this lane's operands into the wave's rendezvous `op` at `at`; returns when the
 // rendezvous is complete (its result written through `result`).

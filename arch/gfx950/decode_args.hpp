@@ -46,10 +46,14 @@ constexpr float kLog2e = 1.4426950408889634f;
 // ---------------------------------------------------------------- LDS plan (decode kernel)
 // Q: QG rows of 256 E4M3 bytes in natural dim order (the MFMA B operand is read from it).
 constexpr std::uint32_t q_lds_bytes(int qg) { return static_cast<std::uint32_t>(qg) * kHeadDim; }
-// V tile: 16 token rows of 256 bf16, padded by 16 bytes so the 4 rows a transposing read
-// touches at once start in different banks.
-constexpr std::uint32_t kVRowBytes = kHeadDim * 2 + 16;               // 528
-constexpr std::uint32_t kVTileBytes = kTileTokens * kVRowBytes;      // 8448
+// V tile: 16 token rows of 256 bf16, padded by 32 bytes. The transposing read has a phase of
+// 32 lanes read 32 bytes from each of 8 rows: with 544-byte rows (136 dwords, 8 mod 64 banks)
+// the 8 rows start 8 banks apart and tile the 64 banks; with the 32-bank habit of 528 bytes
+// they overlapped 2-way (the emulator's bank profile, EmuLdsBanks.TransposedVReadIs...). The
+// V writes stay 2-way (lanes c and c + 2 of a phase write 128 bytes apart): a lane map that
+// avoids it costs a register select per written word.
+constexpr std::uint32_t kVRowBytes = kHeadDim * 2 + 32;               // 544
+constexpr std::uint32_t kVTileBytes = kTileTokens * kVRowBytes;      // 8704
 
 // Flags of DecodeKernelArgs::flags.
 constexpr std::uint32_t kQRotated = 1u;      // q holds WHT(q): no in-kernel rotation
@@ -120,12 +124,27 @@ struct DecodeKernelArgs {
 };
 
 // ---------------------------------------------------------------- the reducer
-// Workgroup (b, hq, c) of the grid (num_seqs, num_q_heads, 4), one wave: lane j writes
-// out[b][hq][64c + j].
-constexpr std::uint32_t kReduceChunk = 64;
+// Workgroup (b, hq, c) of the grid (num_seqs, num_q_heads, kReduceChunks) reduces the dims
+// kReduceChunk * c .. + kReduceChunk - 1 of query head hq with kReduceWaves waves
+// (reduce_kernel.hpp). Each lane holds 8 dims (one 16-byte load) of one partition row at a
+// time: kReduceRowLanes lanes cover the chunk, so a workgroup loads kReduceSlots partition rows
+// per instruction, and each lane keeps kReduceBatch loads in flight.
+constexpr std::uint32_t kReduceChunk = 32;
 constexpr std::uint32_t kReduceChunks = kHeadDim / kReduceChunk;
-// Partitions per round of the reducer's compacted LDS list of {partition, weight} pairs.
-constexpr std::uint32_t kReduceListEntries = 256;
+constexpr std::uint32_t kReduceWaves = 4;
+constexpr std::uint32_t kReduceLanes = 64 * kReduceWaves;
+constexpr std::uint32_t kReduceDimsPerLane = 8;
+constexpr std::uint32_t kReduceRowLanes = kReduceChunk / kReduceDimsPerLane;
+constexpr std::uint32_t kReduceSlots = kReduceLanes / kReduceRowLanes;
+constexpr std::uint32_t kReduceBatch = 8;
+// The most partitions a plan may have (spec ultraquant.md §5.7: an override lies in 1 .. 4096):
+// the reducer keeps every partition's m and l of its row in registers, MlLoads per lane, and
+// every weight in LDS. Two builds: up to 1024 partitions (the default plans' 512 at most; 4
+// loads of each a lane) and up to 4096 (16).
+constexpr std::uint32_t kReduceMaxPartitions = 4096;
+constexpr std::uint32_t kReduceNarrowPartitions = 1024;
+static_assert(kReduceChunk % kReduceDimsPerLane == 0 && kReduceLanes % kReduceRowLanes == 0 && kReduceChunk <= 32,
+              "reducer lane map: wave 0 sums the slots in two halves of 32 lanes");
 
 // The launch description (uq/core/decode_launch.hpp) is the base; gfx950 adds the byte range
 // of one output row (its buffer resource).

@@ -17,12 +17,15 @@
 
 namespace uq::gfx950 {
 
-inline void emulate_decode_partitions(const DecodePartitionsLaunch& l) {
+// profile_lds_banks: record the LDS bank-conflict profile (emu/emulator.hpp, lds_bank_profile;
+// perf/gfx950_lds_banks.cpp).
+inline void emulate_decode_partitions(const DecodePartitionsLaunch& l, bool profile_lds_banks = false) {
   const DecodeKernelArgs a = make_decode_kernel_args(l);
   const Grid3 grid = decode_partitions_grid(l);
   if (grid.empty()) return;
   uq::emu::LaunchConfig config;
   config.grid = {grid.x, grid.y, grid.z};
+  config.profile_lds_banks = profile_lds_banks;
   switch (l.qg) {
     case 6: uq::emu::launch(config, [&] { decode_partition_kernel<6>(a); }); break;
     case 8: uq::emu::launch(config, [&] { decode_partition_kernel<8>(a); }); break;
@@ -30,13 +33,18 @@ inline void emulate_decode_partitions(const DecodePartitionsLaunch& l) {
   }
 }
 
-inline void emulate_decode_reduce(const DecodeReduceLaunch& l) {
+inline void emulate_decode_reduce(const DecodeReduceLaunch& l, bool profile_lds_banks = false) {
   const ReduceKernelArgs a = make_reduce_kernel_args(l);
   const Grid3 grid = decode_reduce_grid(l);
   if (grid.empty()) return;
   uq::emu::LaunchConfig config;
   config.grid = {grid.x, grid.y, grid.z};
-  uq::emu::launch(config, [&] { decode_reduce_kernel(a); });
+  config.waves_per_workgroup = kReduceWaves;
+  config.profile_lds_banks = profile_lds_banks;
+  if (l.partitions <= static_cast<int>(kReduceNarrowPartitions))
+    uq::emu::launch(config, [&] { decode_reduce_kernel<reduce_ml_loads(kReduceNarrowPartitions)>(a); });
+  else
+    uq::emu::launch(config, [&] { decode_reduce_kernel<reduce_ml_loads(kReduceMaxPartitions)>(a); });
 }
 
 }  // namespace uq::gfx950

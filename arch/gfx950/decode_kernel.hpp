@@ -5,7 +5,8 @@
 //
 //   prologue  q8 = e4m3(WHT(q)) of the QG rows into LDS (decode_query.hpp), the two scaled
 //             MFMA Q operands kept in registers for the whole loop;
-//   per tile  (16 tokens; the next tile's block id and K/V loads are already in flight)
+//   per tile  (16 tokens; the K/V loads of the next two tiles are in flight: as tile k's K and
+//             V registers are consumed they take tile k + 2's loads)
 //     S   = K Q8^T by two chained scaled FP4 x E4M3 MFMAs (A = K codes straight from the
 //           cache with their UE8M0 bytes as scales, B = Q8); lane (g, r) gets
 //           S[token 4g + i][query r], i = 0..3
@@ -49,13 +50,13 @@ struct SoftmaxState {
 // The two 16x16x128 scaled MFMAs of one tile: S[token][query] = sum over 256 dims of
 // FP4(k) 2^(b_k - 127) q8 (the Q operand's scale is the unit 127). A group whose scale byte is
 // 0 is a zero group whatever its codes (spec §1): its codes are replaced by 0.
-UQ_DEVICE inline f32x4 tile_scores(const TileLoads& t, const i32x8 (&q_op)[2], std::uint32_t lane) {
+UQ_DEVICE inline f32x4 tile_scores(const KLoads& t, const i32x8 (&q_op)[2], std::uint32_t lane) {
   const std::uint32_t g = lane >> 4;
   f32x4 s = {0.0f, 0.0f, 0.0f, 0.0f};
   UQ_GFX950_UNROLL
   for (int issue = 0; issue < 2; ++issue) {
-    const std::uint32_t scale = (t.k_scales[issue] >> (8u * g)) & 0xFFu;
-    const u32x4 c = t.k_codes[issue];
+    const std::uint32_t scale = (t.scales[issue] >> (8u * g)) & 0xFFu;
+    const u32x4 c = t.codes[issue];
     const bool zero_group = scale == 0u;
     const i32x8 k_op = {zero_group ? 0 : static_cast<std::int32_t>(c[0]),
                         zero_group ? 0 : static_cast<std::int32_t>(c[1]),
@@ -71,17 +72,17 @@ UQ_DEVICE inline f32x4 tile_scores(const TileLoads& t, const i32x8 (&q_op)[2], s
 // V of the tile into LDS as bf16 rows [token][dim] (row stride kVRowBytes): lane 4t + c
 // dequantises token t's dims 64c .. 64c+63 with the scaled convert (exact: FP4 x 2^(b-127)
 // fits bf16). A zero-scale group (or a masked token, which read zeros) gives exact zeros.
-UQ_DEVICE inline void write_v_tile(const TileLoads& t, std::uint32_t v_lds, std::uint32_t lane) {
+UQ_DEVICE inline void write_v_tile(const VLoads& t, std::uint32_t v_lds, std::uint32_t lane) {
   const std::uint32_t token = lane >> 2, c = lane & 3;
   UQ_GFX950_UNROLL
   for (int half = 0; half < 2; ++half) {
     const std::uint32_t group = 2u * c + static_cast<std::uint32_t>(half);
-    const std::uint32_t scale_byte = (t.v_scales >> (8u * (group & 3u))) & 0xFFu;
+    const std::uint32_t scale_byte = (t.scales >> (8u * (group & 3u))) & 0xFFu;
     const float scale = bit_cast<float>(scale_byte << 23);  // E8M0 as a float's exponent
     const std::uint32_t row = v_lds + token * kVRowBytes + 2u * (64u * c + 32u * static_cast<std::uint32_t>(half));
     UQ_GFX950_UNROLL
     for (int w = 0; w < 4; ++w) {
-      const std::uint32_t codes = scale_byte == 0u ? 0u : t.v_codes[half][w];
+      const std::uint32_t codes = scale_byte == 0u ? 0u : t.codes[half][w];
       const u32x4 bf16x8 = {cvt_scalef32_pk_bf16_fp4<0>(codes, scale), cvt_scalef32_pk_bf16_fp4<1>(codes, scale),
                             cvt_scalef32_pk_bf16_fp4<2>(codes, scale), cvt_scalef32_pk_bf16_fp4<3>(codes, scale)};
       lds_store(row + 16u * static_cast<std::uint32_t>(w), bf16x8);
@@ -93,16 +94,16 @@ UQ_DEVICE inline float max_f32(float a, float b) { return a > b ? a : b; }
 
 // Scores -> probabilities for one tile (spec ultraquant.md §5.3); updates m and l and returns alpha, the
 // factor the accumulator must be scaled by. p[i] is the unrounded probability of token
-// 4g + i for query r (0 for a masked token).
-UQ_DEVICE inline float softmax_tile(f32x4 s, std::int64_t first_token, bool block_ok, std::int64_t seq_len,
-                                    float scale, std::uint32_t lane, SoftmaxState& st, float (&p)[4]) {
+// 4g + i for query r (0 for a masked token). `valid`: the tile's tokens below seq_len in a
+// valid block (TileSource::valid, wave-uniform), so that a lane's test is one 32-bit compare.
+UQ_DEVICE inline float softmax_tile(f32x4 s, std::uint32_t valid, float scale, std::uint32_t lane, SoftmaxState& st,
+                                    float (&p)[4]) {
   const std::uint32_t g = lane >> 4;
   const float neg_inf = -__builtin_inff();
   float x[4];
   UQ_GFX950_UNROLL
   for (int i = 0; i < 4; ++i) {
-    const bool valid = block_ok && first_token + 4 * g + i < seq_len;
-    x[i] = valid ? s[i] * scale : neg_inf;  // fp32 score x scale, after the dot product
+    x[i] = 4u * g + static_cast<std::uint32_t>(i) < valid ? s[i] * scale : neg_inf;  // fp32 score x scale
   }
   float tile_max = max_f32(max_f32(x[0], x[1]), max_f32(x[2], x[3]));
   tile_max = max_f32(tile_max, shfl_xor<16>(tile_max));
@@ -130,27 +131,71 @@ UQ_DEVICE inline void accumulate_pv(f32x4 (&acc)[16], const float (&p)[4], std::
                                     std::uint32_t lane) {
   const i16x4 p_op = bit_cast<i16x4>(u32x2{cvt_pk_bf16_f32(p[0], p[1]), cvt_pk_bf16_f32(p[2], p[3])});
   const std::uint32_t at = v_lds + (lane >> 2) * kVRowBytes + 8u * (lane & 3);
+  // Reads in groups of kPvReads before their MFMAs: read by read, the compiler gave them one
+  // register pair, and each MFMA waited an LDS latency for its read (16 a tile).
+  constexpr int kPvReads = 8;
   UQ_GFX950_UNROLL
-  for (int c = 0; c < 16; ++c) {
-    const i16x4 v_t = ds_read_b64_tr_b16(at + 32u * static_cast<std::uint32_t>(c));
-    acc[c] = mfma_f32_16x16x16_bf16(v_t, p_op, acc[c]);
+  for (int c0 = 0; c0 < 16; c0 += kPvReads) {
+    i16x4 v_t[kPvReads];
+    UQ_GFX950_UNROLL
+    for (int c = 0; c < kPvReads; ++c) v_t[c] = ds_read_b64_tr_b16(at + 32u * static_cast<std::uint32_t>(c0 + c));
+    sched_barrier<0>();
+    UQ_GFX950_UNROLL
+    for (int c = 0; c < kPvReads; ++c) acc[c0 + c] = mfma_f32_16x16x16_bf16(v_t[c], p_op, acc[c0 + c]);
   }
 }
 
-// One tile: scores, online softmax, acc *= alpha, V into LDS, acc += V^T bf16(P).
-UQ_DEVICE inline void process_tile(const TileLoads& t, const TileSource& src, const i32x8 (&q_op)[2],
-                                   std::int64_t seq_len, float scale, std::uint32_t v_lds, std::uint32_t lane,
-                                   SoftmaxState& st, f32x4 (&acc)[16]) {
-  const f32x4 s = tile_scores(t, q_op, lane);
+// The tile loop's state between tiles: where the next tiles come from.
+struct TileStream {
+  std::uint32_t ids;  // block-table entries of tiles 64c .. 64c + 63 (c: the chunk in use)
+  buffer_rsrc table;
+  std::int32_t p, h, tiles;
+  std::int64_t seq_len;
+};
+
+// Tile k + 2's source. A partition of more than 64 tiles (TGPP > 4) loads the next 64 entries
+// when tile k + 2 starts a chunk, and waits for them there: one memory latency per 64 tiles
+// (~2 %). (A load issued further ahead and consumed many loads later made the compiler's wait
+// analysis drain every tile's loads: s_waitcnt vmcnt(0) before each tile's v_readlane.)
+UQ_DEVICE inline TileSource next_source(const DecodeKernelArgs& a, TileStream& ts, std::int32_t k,
+                                        std::uint32_t lane) {
+  const std::int32_t n = k + 2;
+  std::int32_t block;
+  // the entry is read in both arms: read after them, the register would count as possibly in
+  // flight on every path, and every tile would wait for it
+  if ((n & (kIdsPerLoad - 1)) == 0 && n < ts.tiles) {  // wave-uniform
+    ts.ids = load_block_ids(a, ts.table, ts.p, n, ts.tiles, lane);
+    block = block_id(ts.ids, n);
+  } else {
+    block = block_id(ts.ids, n);
+  }
+  return tile_source(a, block, ts.p, ts.h, n, ts.tiles, ts.seq_len, lane);
+}
+
+// One tile, and the loads of tile k + 2 into the registers this tile frees: scores (then its K
+// registers take tile k + 2's K loads), online softmax, acc *= alpha unless alpha = 1 in the
+// whole wave (x * 1 = x: skipping changes no bit), V into LDS (then its V registers take tile
+// k + 2's V loads), acc += V^T bf16(P). So the loads of tiles k + 1 and k + 2 are in flight
+// while tile k is computed, in the registers of two tiles.
+UQ_DEVICE inline void process_tile(const DecodeKernelArgs& a, TileStream& ts, std::int32_t k, TileSource& src,
+                                   KLoads& kl, VLoads& vl, const i32x8 (&q_op)[2], std::uint32_t v_lds,
+                                   std::uint32_t lane, SoftmaxState& st, f32x4 (&acc)[16]) {
+  const f32x4 s = tile_scores(kl, q_op, lane);
+  const TileSource next = next_source(a, ts, k, lane);
+  kl = load_k(a, next, ts.h, lane);
   float prob[4];
-  const float alpha = softmax_tile(s, src.first_token, src.block_ok, seq_len, scale, lane, st, prob);
-  UQ_GFX950_UNROLL
-  for (int c = 0; c < 16; ++c) acc[c] = acc[c] * alpha;
+  const float alpha = softmax_tile(s, src.valid, a.scale, lane, st, prob);
+  if (ballot(alpha != 1.0f) != 0u) {  // wave-uniform
+    UQ_GFX950_UNROLL
+    for (int c = 0; c < 16; ++c) acc[c] = acc[c] * alpha;
+  }
   // The previous tile's transposing reads (cross-lane operations) ordered every lane's reads
   // of the V tile before these writes.
-  write_v_tile(t, v_lds, lane);
+  write_v_tile(vl, v_lds, lane);
+  vl = load_v(a, next, ts.h, lane);
   barrier();
   accumulate_pv(acc, prob, v_lds, lane);
+  src = next;
 }
 
 // The results of this workgroup for its rows r < QG. Partial rows (P > 1, or the two stages
@@ -268,8 +313,12 @@ UQ_DEVICE inline void decode_partition_kernel(const DecodeKernelArgs& a) {
   const std::int32_t P = a.partitions;
 
   const std::int64_t seq_len = clamped_seq_len(a, b, h == 0 && p == 0, lane);
-  // Tile-groups p, p + P, ... below the sequence's end, at most TGPP of them.
-  const std::int64_t trip = uq::impl::partition_trip<std::int64_t>(p, P, a.tgpp, uq::impl::decode_tile_groups(seq_len));
+  // Tile-groups p, p + P, ... below the sequence's end, at most TGPP of them. In 32 bits (a
+  // clamped int32 length; a 64-bit division by P is a long subroutine, on the prologue's path):
+  // seq_len + 255 < 2^32, and (p + (trip - 1) P) * 256 < the length.
+  const std::uint32_t len32 = static_cast<std::uint32_t>(seq_len);
+  const std::uint32_t trip = uq::impl::partition_trip<std::uint32_t>(
+      p, static_cast<std::uint32_t>(P), static_cast<std::uint32_t>(a.tgpp), uq::impl::decode_tile_groups(len32));
 
   const std::int64_t row0 = ((static_cast<std::int64_t>(b) * a.num_kv_heads + h) * P + p) * QG;
   if (trip == 0) {  // wave-uniform: no token, so no cache or table load; partition 0 reads q (spec §6)
@@ -285,40 +334,50 @@ UQ_DEVICE inline void decode_partition_kernel(const DecodeKernelArgs& a) {
   for (int c = 0; c < 16; ++c) acc[c] = f32x4{0.0f, 0.0f, 0.0f, 0.0f};
 
   // Tiles of this partition: whole tile-groups, the last one up to the sequence's end.
-  const std::int64_t last_group_tokens = seq_len - (p + (trip - 1) * P) * std::int64_t{kTileGroupTokens};
-  const std::int64_t last_tokens = last_group_tokens < kTileGroupTokens ? last_group_tokens : kTileGroupTokens;
+  const std::uint32_t last_group_tokens = len32 - (p + (trip - 1) * static_cast<std::uint32_t>(P)) * kTileGroupTokens;
+  const std::uint32_t last_tokens = last_group_tokens < kTileGroupTokens ? last_group_tokens : kTileGroupTokens;
   const std::int32_t tiles =
       static_cast<std::int32_t>((trip - 1) * kTilesPerGroup + (last_tokens + kTileTokens - 1) / kTileTokens);
+
+  // Prologue (one memory round trip after seq_len's): the block-table entries of the first 64
+  // tiles and the query rows together; with the entries, tiles 0 and 1's loads; the query's
+  // rotation and E4M3 rounding while those are in flight.
+  TileStream ts;
+  ts.table = make_buffer_rsrc(a.block_tables + static_cast<std::int64_t>(b) * a.table_stride_seq, a.table_row_bytes);
+  ts.p = static_cast<std::int32_t>(p);
+  ts.h = static_cast<std::int32_t>(h);
+  ts.tiles = tiles;
+  ts.seq_len = seq_len;
+  ts.ids = load_block_ids(a, ts.table, ts.p, 0, tiles, lane);
+  float q[query_passes(QG)][32];
+  load_query<QG>(a, b, h, lane, q);
+  TileSource src_even = tile_source(a, block_id(ts.ids, 0), ts.p, ts.h, 0, tiles, seq_len, lane);
+  TileSource src_odd = tile_source(a, block_id(ts.ids, 1), ts.p, ts.h, 1, tiles, seq_len, lane);
+  // in the loop's order (K, V of one tile, then the next's), so that its waits count alike
+  KLoads k_even = load_k(a, src_even, ts.h, lane);
+  VLoads v_even = load_v(a, src_even, ts.h, lane);
+  KLoads k_odd = load_k(a, src_odd, ts.h, lane);
+  VLoads v_odd = load_v(a, src_odd, ts.h, lane);
+  sched_barrier<0>();  // keep the tile loads ahead of the rotation (the compiler sank them below it)
 
   const std::uint32_t q_lds = lds_allocate<q_lds_bytes(QG), QueryLdsTag>();
   const std::uint32_t v_lds = lds_allocate<kVTileBytes, VTileLdsTag>();
   // wave-uniform: bit r = query row r holds a NaN or an infinity
-  const std::uint32_t nonfinite_rows = write_query_lds<QG>(a, b, h, q_lds, lane);
+  const std::uint32_t nonfinite_rows = write_query_lds<QG>(a, q, q_lds, lane);
   count_nonfinite(a, p, nonfinite_rows, lane);
   const i32x8 q_op[2] = {query_operand<QG>(q_lds, lane, 0), query_operand<QG>(q_lds, lane, 1)};
 
-  const buffer_rsrc table_rsrc =
-      make_buffer_rsrc(a.block_tables + static_cast<std::int64_t>(b) * a.table_stride_seq, a.table_row_bytes);
-  // Software pipeline, unrolled twice so that the two tiles' load registers alternate
-  // (ping-pong, no copies that would make the compiler wait for a load early): while tile
-  // k is computed, the loads of tile k+1 and the block id of tile k+2 are in flight (the
-  // original's depth-1 prefetch, plus the table lookup one tile earlier).
-  std::uint32_t id_odd = load_block_id(a, table_rsrc, p, 1, tiles);
-  TileSource src_even = tile_source(a, load_block_id(a, table_rsrc, p, 0, tiles), p, h, 0, tiles, lane);
-  TileLoads even = load_tile(a, src_even, h, seq_len, lane);
-  for (std::int32_t k = 0;; k += 2) {
-    const std::uint32_t id_even = load_block_id(a, table_rsrc, p, k + 2, tiles);
-    const TileSource src_odd = tile_source(a, id_odd, p, h, k + 1, tiles, lane);
-    const TileLoads odd = load_tile(a, src_odd, h, seq_len, lane);
-    process_tile(even, src_even, q_op, seq_len, a.scale, v_lds, lane, st, acc);
-    if (k + 1 >= tiles) break;
-
-    id_odd = load_block_id(a, table_rsrc, p, k + 3, tiles);
-    src_even = tile_source(a, id_even, p, h, k + 2, tiles, lane);
-    even = load_tile(a, src_even, h, seq_len, lane);
-    process_tile(odd, src_odd, q_op, seq_len, a.scale, v_lds, lane, st, acc);
-    if (k + 2 >= tiles) break;
+  // The tile loop, unrolled twice so that the two tiles' registers alternate (no copies,
+  // which would make the compiler wait for a load early); an odd last tile after it. (With a
+  // break between the two tiles, the compiler routed it through the loop's header, and the
+  // wait analysis, seeing a path into the first tile with only its V loads issued since its K
+  // loads, waited for all but 3 loads there.)
+  std::int32_t k = 0;
+  for (; k + 1 < tiles; k += 2) {
+    process_tile(a, ts, k, src_even, k_even, v_even, q_op, v_lds, lane, st, acc);
+    process_tile(a, ts, k + 1, src_odd, k_odd, v_odd, q_op, v_lds, lane, st, acc);
   }
+  if (k < tiles) process_tile(a, ts, k, src_even, k_even, v_even, q_op, v_lds, lane, st, acc);
 
   write_results<QG>(a, b, h, row0, acc, st, ((nonfinite_rows >> (lane & 15)) & 1u) != 0u, lane);
 }

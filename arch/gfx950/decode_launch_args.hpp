@@ -148,6 +148,8 @@ inline ReduceKernelArgs make_reduce_kernel_args(const DecodeReduceLaunch& l) {
           "num_kv_heads * qg <= 65535 (grid y)", str(l.num_kv_heads));
   require(static_cast<std::int64_t>(l.partitions) * l.qg * kHeadDim * 2 < kMaxRange, fn, "partitions",
           "partitions * qg * 512 < 2^31", str(l.partitions));
+  // the reducer holds a row's m, l and weights for at most this many partitions (reduce_kernel.hpp)
+  require(l.partitions <= static_cast<int>(kReduceMaxPartitions), fn, "partitions", "<= 4096", str(l.partitions));
   const std::int64_t row = span_bytes(kHeadDim, l.out_stride_dim, 2);
   require(row < kMaxRange, fn, "out", "a row within 2^31 bytes", str(row));
   ReduceKernelArgs a{};

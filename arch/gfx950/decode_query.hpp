@@ -1,6 +1,13 @@
 // The decode kernel's query prologue: q8 = e4m3(WHT(fp32(q))) (or e4m3(fp32(q)) for a
 // pre-rotated q) of the QG rows of one KV head, written to LDS as QG rows of 256 E4M3 bytes
-// in natural dim order, and the scaled MFMA's Q operands read back from there.
+// in natural dim order, and the scaled MFMA's Q operands read back from there. The loads
+// (load_query) are issued apart from the rest (write_query_lds), so that the kernel can issue
+// its first tiles' loads in between.
+//
+// LDS layout: row r at r * 256; its 16-byte chunk j (dims 16j .. 16j+15) at chunk position
+// j ^ r. The MFMA operand read has the 16 lanes of a phase read the same chunk of 16 rows 256
+// bytes apart, all in the same 4 banks without the XOR (6 / 8 / 16 cycles a phase at QG 6 / 8 /
+// 16, measured by the emulator's bank profile); with it, 16 different chunk positions.
 //
 // Lane map of the rotation (docs/spec/ultraquant-sources.md §4.4): in pass i = 0 .. ceil(QG/8)-1
 // lane L holds query row (L >> 3) + 8i and the 32 consecutive dims 32c .. 32c+31, c = L & 7.
@@ -52,11 +59,14 @@ UQ_DEVICE inline void load_query_chunk(const DecodeKernelArgs& a, const buffer_r
 template <int Mask>
 UQ_DEVICE inline void wht_cross_lane_stage(float (&x)[32], std::uint32_t chunk) {
   const bool upper = (chunk & Mask) != 0;
+  // All 32 exchanges first, then the butterflies: one LDS-pipe latency a stage rather than one
+  // every few values (the compiler, left to interleave, waited after every 2 to 4 swizzles).
+  float partner[32];
   UQ_GFX950_UNROLL
-  for (int i = 0; i < 32; ++i) {
-    const float partner = shfl_xor<Mask>(x[i]);
-    x[i] = upper ? partner - x[i] : x[i] + partner;
-  }
+  for (int i = 0; i < 32; ++i) partner[i] = shfl_xor<Mask>(x[i]);
+  sched_barrier<0>();
+  UQ_GFX950_UNROLL
+  for (int i = 0; i < 32; ++i) x[i] = upper ? partner[i] - x[i] : x[i] + partner[i];
 }
 
 // The spec's WHT (ultraquant.md §3) of the 256 dims spread over the 8 lanes of a row: every
@@ -97,6 +107,21 @@ UQ_DEVICE inline buffer_rsrc query_rsrc(const DecodeKernelArgs& a, std::uint32_t
   return make_buffer_rsrc(a.q + first, a.q_group_bytes);
 }
 
+constexpr int query_passes(int qg) { return (qg + 7) / 8; }
+
+// Issues the loads of the QG query rows of KV head h of sequence b: pass i, lane L holds row
+// (L >> 3) + 8i, dims 32 (L & 7) .. + 31 (rows past QG read zeros).
+template <int QG>
+UQ_DEVICE inline void load_query(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h, std::uint32_t lane,
+                                 float (&x)[query_passes(QG)][32]) {
+  const buffer_rsrc q_rsrc = query_rsrc(a, b, h, QG);
+  UQ_GFX950_UNROLL
+  for (int pass = 0; pass < query_passes(QG); ++pass) {
+    const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
+    load_query_chunk(a, q_rsrc, row, lane & 7, row < static_cast<std::uint32_t>(QG), x[pass]);
+  }
+}
+
 // Bit k + 8 pass (wave-uniform) of the rows of one pass whose bf16 q holds a NaN or an infinity
 // (spec §6: the exponent field all ones, the same bits in the fp32 of a bf16): row k of the
 // pass is lanes 8k .. 8k+7.
@@ -116,34 +141,33 @@ UQ_DEVICE inline std::uint32_t nonfinite_rows_of_pass(const float (&x)[32], int 
 template <int QG>
 UQ_DEVICE inline std::uint32_t nonfinite_query_rows(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h,
                                                     std::uint32_t lane) {
-  const buffer_rsrc q_rsrc = query_rsrc(a, b, h, QG);
+  float x[query_passes(QG)][32];
+  load_query<QG>(a, b, h, lane, x);
   std::uint32_t rows = 0;
   UQ_GFX950_UNROLL
-  for (int pass = 0; pass < (QG + 7) / 8; ++pass) {
-    const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
-    float x[32];
-    load_query_chunk(a, q_rsrc, row, lane & 7, row < static_cast<std::uint32_t>(QG), x);
-    rows |= nonfinite_rows_of_pass(x, pass);
-  }
+  for (int pass = 0; pass < query_passes(QG); ++pass) rows |= nonfinite_rows_of_pass(x[pass], pass);
   return rows;
 }
 
-// Writes q8 of the QG rows of KV head h of sequence b to q_lds (row r at r * 256) and waits
-// for the whole wave's stores. Returns the non-finite rows (nonfinite_query_rows); their q8
-// is stored as 0, so that every score stays finite (the epilogue replaces their results).
+// The byte of LDS where row `row`'s 16-byte chunk `chunk` lives (layout above).
+UQ_DEVICE inline std::uint32_t query_chunk_at(std::uint32_t q_lds, std::uint32_t row, std::uint32_t chunk) {
+  return q_lds + row * kHeadDim + 16u * (chunk ^ (row & 15u));
+}
+
+// Writes q8 of the loaded rows (load_query) to q_lds and waits for the whole wave's stores.
+// Returns the non-finite rows (nonfinite_query_rows); their q8 is stored as 0, so that every
+// score stays finite (the epilogue replaces their results).
 template <int QG>
-UQ_DEVICE inline std::uint32_t write_query_lds(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h,
+UQ_DEVICE inline std::uint32_t write_query_lds(const DecodeKernelArgs& a, float (&xs)[query_passes(QG)][32],
                                                std::uint32_t q_lds, std::uint32_t lane) {
-  const buffer_rsrc q_rsrc = query_rsrc(a, b, h, QG);
   const std::uint32_t chunk = lane & 7;
   const bool rotate = (a.flags & kQRotated) == 0;
   std::uint32_t nonfinite = 0;
   UQ_GFX950_UNROLL
-  for (int pass = 0; pass < (QG + 7) / 8; ++pass) {
+  for (int pass = 0; pass < query_passes(QG); ++pass) {
+    float (&x)[32] = xs[pass];
     const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
     const bool row_ok = row < static_cast<std::uint32_t>(QG);
-    float x[32];
-    load_query_chunk(a, q_rsrc, row, chunk, row_ok, x);
     nonfinite |= nonfinite_rows_of_pass(x, pass);
     if (rotate) wht256_across_lanes(x, chunk);  // wave-uniform branch
     std::uint32_t bytes[8];
@@ -154,9 +178,8 @@ UQ_DEVICE inline std::uint32_t write_query_lds(const DecodeKernelArgs& a, std::u
     UQ_GFX950_UNROLL
     for (int w = 0; w < 8; ++w) bytes[w] = row_nonfinite ? 0u : bytes[w];
     if (row_ok) {
-      const std::uint32_t at = q_lds + row * kHeadDim + 32u * chunk;
-      lds_store(at, u32x4{bytes[0], bytes[1], bytes[2], bytes[3]});
-      lds_store(at + 16u, u32x4{bytes[4], bytes[5], bytes[6], bytes[7]});
+      lds_store(query_chunk_at(q_lds, row, 2u * chunk), u32x4{bytes[0], bytes[1], bytes[2], bytes[3]});
+      lds_store(query_chunk_at(q_lds, row, 2u * chunk + 1u), u32x4{bytes[4], bytes[5], bytes[6], bytes[7]});
     }
   }
   barrier();
@@ -172,9 +195,10 @@ template <int QG>
 UQ_DEVICE inline i32x8 query_operand(std::uint32_t q_lds, std::uint32_t lane, int issue) {
   const std::uint32_t g = lane >> 4, r = lane & 15;
   const bool row_ok = r < static_cast<std::uint32_t>(QG);
-  const std::uint32_t at = q_lds + (row_ok ? r : 0u) * kHeadDim + 128u * static_cast<std::uint32_t>(issue) + 16u * g;
-  const u32x4 lo = lds_load<u32x4>(at);
-  const u32x4 hi = lds_load<u32x4>(at + 64u);
+  const std::uint32_t row = row_ok ? r : 0u;
+  const std::uint32_t first = 8u * static_cast<std::uint32_t>(issue) + g;  // chunk of dims 128i + 16g
+  const u32x4 lo = lds_load<u32x4>(query_chunk_at(q_lds, row, first));
+  const u32x4 hi = lds_load<u32x4>(query_chunk_at(q_lds, row, first + 4u));  // dims + 64
   i32x8 op = {0, 0, 0, 0, 0, 0, 0, 0};
   if (row_ok) {
     op = i32x8{static_cast<std::int32_t>(lo[0]), static_cast<std::int32_t>(lo[1]),

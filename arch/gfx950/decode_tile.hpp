@@ -2,6 +2,11 @@
 // through the block table, as a buffer resource covering exactly that block), the global
 // loads of its K and V bytes, and the status count of a bad block id.
 //
+// Block ids: one vector load fetches the table entries of 64 consecutive tiles of the
+// partition, lane j holding tile j's (tiles of one block load the same entry); a tile's id is
+// then a v_readlane of that register, so the whole partition's ids (up to 4 tile-groups) cost
+// one memory round trip, taken once in the prologue instead of one per tile.
+//
 // Load lane maps (lane l, g = l >> 4, r = l & 15):
 //  * K, straight into the scaled MFMA's A operand (docs/gfx950-isa.md §1.3, fp4): lane (g, r)
 //    loads token r's code bytes 16g .. 16g+15 (dims 32g .. 32g+31, issue 0) and 64+16g ..
@@ -19,6 +24,9 @@
 namespace uq::gfx950 {
 namespace decode_detail {
 
+// Tiles whose block-table entries one load fetches (one a lane).
+constexpr std::int32_t kIdsPerLoad = 64;
+
 // Tile k of a partition (wave-uniform): tile-group p + (k >> 4) * P, tile k & 15 of it.
 struct TilePosition {
   std::int64_t first_token;  // T0
@@ -35,10 +43,12 @@ UQ_DEVICE inline TilePosition tile_position(const DecodeKernelArgs& a, std::int3
   return t;
 }
 
-// The block-table entry of tile k, issued early and left in a VGPR (its latency overlaps a
-// tile of compute). Tiles at or past `tiles` read 0 and are never used.
-UQ_DEVICE inline std::uint32_t load_block_id(const DecodeKernelArgs& a, const buffer_rsrc& table_rsrc,
-                                             std::int32_t p, std::int32_t k, std::int32_t tiles) {
+// Lane j: the block-table entry of tile first + j (tiles at or past `tiles` read 0 and are
+// never used).
+UQ_DEVICE inline std::uint32_t load_block_ids(const DecodeKernelArgs& a, const buffer_rsrc& table_rsrc,
+                                              std::int32_t p, std::int32_t first, std::int32_t tiles,
+                                              std::uint32_t lane) {
+  const std::int32_t k = first + static_cast<std::int32_t>(lane);
   const TilePosition t = tile_position(a, p, k);
   const std::uint32_t offset =
       k < tiles ? static_cast<std::uint32_t>(4 * t.logical_block * a.table_stride_block) : kMaskedOffset;
@@ -47,65 +57,74 @@ UQ_DEVICE inline std::uint32_t load_block_id(const DecodeKernelArgs& a, const bu
 
 // A tile's source block, wave-uniform.
 struct TileSource {
-  buffer_rsrc block;          // exactly the block's bytes, or 0 bytes (bad id, no such tile)
-  std::int64_t first_token;   // T0
+  buffer_rsrc block;           // exactly the block's bytes, or 0 bytes (bad id, no such tile)
   std::uint32_t pos_in_block;
-  bool block_ok;              // a real tile in a block with a valid id
+  std::uint32_t valid;         // tokens of the tile below seq_len in a valid block (0 .. 16)
 };
 
-// Resolves tile k from its block-table entry; counts a bad id once per (sequence, logical
-// block) as the generic kernel does: at the block's first tile, by KV head 0, lane 0. The
-// tile past the last one (prefetched by the loop) gets an empty resource: no memory traffic.
-UQ_DEVICE inline TileSource tile_source(const DecodeKernelArgs& a, std::uint32_t block_id_vgpr,
-                                        std::int32_t p, std::int32_t h, std::int32_t k,
-                                        std::int32_t tiles, std::uint32_t lane) {
+// Tile k's block-table entry from the entries of its chunk of 64 tiles (one a lane).
+UQ_DEVICE inline std::int32_t block_id(std::uint32_t ids, std::int32_t k) {
+  return static_cast<std::int32_t>(readlane(ids, static_cast<std::uint32_t>(k) & (kIdsPerLoad - 1)));
+}
+
+// Resolves tile k from its block-table entry `block` (block_id); counts a bad id once per
+// (sequence, logical block) as the generic kernel does: at the block's first tile, by KV head
+// 0, lane 0. A tile at or past `tiles` (prefetched by the loop) gets an empty resource: no
+// memory traffic.
+UQ_DEVICE inline TileSource tile_source(const DecodeKernelArgs& a, std::int32_t block, std::int32_t p,
+                                        std::int32_t h, std::int32_t k, std::int32_t tiles,
+                                        std::int64_t seq_len, std::uint32_t lane) {
   const TilePosition t = tile_position(a, p, k);
-  const std::int64_t id = static_cast<std::int32_t>(readfirstlane(block_id_vgpr));
+  const std::int64_t id = block;
   const bool real = k < tiles;
   const bool id_ok = id >= 0 && id < a.num_blocks;
+  const bool ok = real && id_ok;
   TileSource s;
-  s.first_token = t.first_token;
   s.pos_in_block = t.pos_in_block;
-  s.block_ok = real && id_ok;
-  const std::uint8_t* base = s.block_ok ? a.cache + id * a.block_stride : a.cache;
-  s.block = make_buffer_rsrc(base, s.block_ok ? a.block_bytes : 0u);
+  const std::int64_t left = seq_len - t.first_token;  // > 0 for a real tile
+  s.valid = ok ? static_cast<std::uint32_t>(left < kTileTokens ? left : kTileTokens) : 0u;
+  const std::uint8_t* base = ok ? a.cache + id * a.block_stride : a.cache;
+  s.block = make_buffer_rsrc(base, ok ? a.block_bytes : 0u);
   if (real && !id_ok && t.pos_in_block == 0 && h == 0 && lane == 0) {
     atomic_add_u64(a.counters + kCounterBadBlockIds, 1ull);
   }
   return s;
 }
 
-// One tile's global loads for one lane (the registers of the depth-1 prefetch).
-struct TileLoads {
-  u32x4 k_codes[2];  // A operand of issue 0 and 1
-  u32x2 k_scales;    // the token's 8 K scale bytes
-  u32x4 v_codes[2];  // dims 64c .. 64c+31 and 64c+32 .. 64c+63
-  std::uint32_t v_scales;  // the word holding V groups 2c and 2c+1
+// One tile's K loads for one lane: the A operands of the two QK MFMAs and the scales.
+struct KLoads {
+  u32x4 codes[2];  // A operand of issue 0 and 1
+  u32x2 scales;    // the token's 8 K scale bytes
 };
 
-UQ_DEVICE inline TileLoads load_tile(const DecodeKernelArgs& a, const TileSource& s, std::int32_t h,
-                                     std::int64_t seq_len, std::uint32_t lane) {
-  TileLoads t;
-  const std::uint32_t head = static_cast<std::uint32_t>(h) * a.slot_bytes;
-  {  // K: token r, code bytes 16g.. and 64+16g.., all 8 scale bytes
-    const std::uint32_t token = lane & 15, g = lane >> 4;
-    const bool ok = s.first_token + token < seq_len;
-    const std::uint32_t slot = (s.pos_in_block + token) * a.pos_stride + head;
-    const std::uint32_t codes = ok ? slot + kSlotKCodes + 16u * g : kMaskedOffset;
-    t.k_codes[0] = buffer_load_b128(s.block, codes);
-    t.k_codes[1] = buffer_load_b128(s.block, codes + 64u);
-    t.k_scales = buffer_load_b64(s.block, ok ? slot + kSlotKScales : kMaskedOffset);
-  }
-  {  // V: token l >> 2, chunk c = l & 3
-    const std::uint32_t token = lane >> 2, c = lane & 3;
-    const bool ok = s.first_token + token < seq_len;
-    const std::uint32_t slot = (s.pos_in_block + token) * a.pos_stride + head;
-    const std::uint32_t codes = ok ? slot + kSlotVCodes + 32u * c : kMaskedOffset;
-    t.v_codes[0] = buffer_load_b128(s.block, codes);
-    t.v_codes[1] = buffer_load_b128(s.block, codes + 16u);
-    t.v_scales = buffer_load_b32(s.block, ok ? slot + kSlotVScales + 4u * (c >> 1) : kMaskedOffset);
-  }
-  return t;
+// One tile's V loads for one lane.
+struct VLoads {
+  u32x4 codes[2];        // dims 64c .. 64c+31 and 64c+32 .. 64c+63
+  std::uint32_t scales;  // the word holding V groups 2c and 2c+1
+};
+
+UQ_DEVICE inline KLoads load_k(const DecodeKernelArgs& a, const TileSource& s, std::int32_t h, std::uint32_t lane) {
+  const std::uint32_t token = lane & 15, g = lane >> 4;
+  const bool ok = token < s.valid;
+  const std::uint32_t slot = (s.pos_in_block + token) * a.pos_stride + static_cast<std::uint32_t>(h) * a.slot_bytes;
+  const std::uint32_t codes = ok ? slot + kSlotKCodes + 16u * g : kMaskedOffset;
+  KLoads k;
+  k.codes[0] = buffer_load_b128(s.block, codes);
+  k.codes[1] = buffer_load_b128(s.block, codes + 64u);
+  k.scales = buffer_load_b64(s.block, ok ? slot + kSlotKScales : kMaskedOffset);
+  return k;
+}
+
+UQ_DEVICE inline VLoads load_v(const DecodeKernelArgs& a, const TileSource& s, std::int32_t h, std::uint32_t lane) {
+  const std::uint32_t token = lane >> 2, c = lane & 3;
+  const bool ok = token < s.valid;
+  const std::uint32_t slot = (s.pos_in_block + token) * a.pos_stride + static_cast<std::uint32_t>(h) * a.slot_bytes;
+  const std::uint32_t codes = ok ? slot + kSlotVCodes + 32u * c : kMaskedOffset;
+  VLoads v;
+  v.codes[0] = buffer_load_b128(s.block, codes);
+  v.codes[1] = buffer_load_b128(s.block, codes + 16u);
+  v.scales = buffer_load_b32(s.block, ok ? slot + kSlotVScales + 4u * (c >> 1) : kMaskedOffset);
+  return v;
 }
 
 }  // namespace decode_detail

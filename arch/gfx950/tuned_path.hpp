@@ -7,9 +7,11 @@
 #include "gfx950/decode_launch_args.hpp"
 #include "gfx950/launch_decode.hpp"
 #include "gfx950/launch_score.hpp"
+#include "gfx950/partition_rule.hpp"
 #include "gfx950/score_launch_args.hpp"
 #include "uq/backend.hpp"
 #include "uq/impl/kokkos_compat.hpp"
+#include "uq/partitions.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -27,26 +29,24 @@ struct TunedSpace<Path::Gfx950> {
 };
 
 template <>
-struct TunedOp<Path::Gfx950, DecodePartitionsLaunch> {
-  static constexpr bool available = true;
-  using Prepared = gfx950::DecodeKernelArgs;
-  static Prepared prepare(const DecodePartitionsLaunch& l) { return gfx950::make_decode_kernel_args(l); }
-  template <class ExecSpace>
-  static void launch(const ExecSpace&, const DecodePartitionsLaunch& l, const Prepared& a) {
-    gfx950::launch_decode_partitions(l, a);
+struct TunedOp<Path::Gfx950, DecodePartitionsLaunch>
+    : LauncherOp<DecodePartitionsLaunch, gfx950::DecodeKernelArgs, &gfx950::make_decode_kernel_args,
+                 &gfx950::launch_decode_partitions> {
+  // This path's default P and TGPP (spec ultraquant.md §5.7): whole rounds of the workgroups a CU
+  // holds, never more partitions than the spec's default (which sized the plan's workspace).
+  static PartitionChoice default_partitions(std::int64_t max_seqs, int num_kv_heads, int max_blocks_per_seq,
+                                            int block_size, int compute_units, const PartitionChoice& spec) {
+    const gfx950::PartitionRuleChoice r =
+        gfx950::gfx950_partition_rule(max_seqs, num_kv_heads, max_blocks_per_seq, block_size, compute_units,
+                                      gfx950::kDecodeWorkgroupsPerCu, spec.partitions);
+    return PartitionChoice{r.partitions, r.tgpp};
   }
 };
 
 template <>
-struct TunedOp<Path::Gfx950, DecodeReduceLaunch> {
-  static constexpr bool available = true;
-  using Prepared = gfx950::ReduceKernelArgs;
-  static Prepared prepare(const DecodeReduceLaunch& l) { return gfx950::make_reduce_kernel_args(l); }
-  template <class ExecSpace>
-  static void launch(const ExecSpace&, const DecodeReduceLaunch& l, const Prepared& a) {
-    gfx950::launch_decode_reduce(l, a);
-  }
-};
+struct TunedOp<Path::Gfx950, DecodeReduceLaunch>
+    : LauncherOp<DecodeReduceLaunch, gfx950::ReduceKernelArgs, &gfx950::make_reduce_kernel_args,
+                 &gfx950::launch_decode_reduce> {};
 
 // The scorer's knobs are this path's own, chosen from the shape (gfx950/score_knobs.hpp).
 template <>
@@ -57,7 +57,7 @@ struct TunedOp<Path::Gfx950, ScoreLaunch> {
     gfx950::scorer::ScoreKernelArgs args;
   };
   static Prepared prepare(const ScoreLaunch& l) {
-    const gfx950::ScoreLaunch k = gfx950::with_chosen_knobs(l);
+    const gfx950::ScoreLaunch k = with_chosen_knobs(l, &gfx950::choose_score_knobs);
     return Prepared{k, gfx950::make_score_kernel_args(k)};
   }
   template <class ExecSpace>

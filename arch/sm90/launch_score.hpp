@@ -12,25 +12,15 @@
 #include "sm90/score_knobs.hpp"
 #include "uq/core/score_launch.hpp"
 
-#include <cstdint>
-
 namespace uq::sm90 {
 
 using ScoreLaunch = uq::impl::ScoreLaunchOf<ScoreKnobs>;
 
-// Kokkos views -> ScoreLaunch, knobs at their defaults (uq/core/score_launch.hpp).
-template <class Q, class Cache, class Tables, class Lens, class Out, class Table, class Counters, class Params>
-ScoreLaunch score_launch(const Q& q, const Cache& cache, const Tables& tables, const Lens& lens, const Out& scores,
-                         const Table& table, const Counters& counters, const Params& params, std::int64_t num_reqs,
-                         void* stream) {
-  return uq::impl::with_knobs(uq::impl::make_score_launch(q, cache, tables, lens, scores, table, counters, params,
-                                                          num_reqs, 0, stream),
-                              ScoreKnobs{});
-}
-
-// The description with the knobs this path chooses from its shape and the device's SMs.
-inline ScoreLaunch with_chosen_knobs(const uq::impl::ScoreLaunch& l) {
-  return uq::impl::with_knobs(l, choose_score_knobs(l.num_reqs, l.max_blocks, l.query_len, l.heads, l.compute_units));
+// Kokkos views -> ScoreLaunch, knobs at their defaults (uq/core/score_launch.hpp: the arguments
+// of make_score_launch without compute_units).
+template <class... Views>
+ScoreLaunch score_launch(const Views&... views) {
+  return uq::impl::with_knobs(uq::impl::make_score_launch(views...), ScoreKnobs{});
 }
 
 void launch_score(const ScoreLaunch& l, const ScoreKernelArgs& a);

@@ -26,26 +26,14 @@ struct TunedSpace<Path::Sm90> {
 };
 
 template <>
-struct TunedOp<Path::Sm90, DecodePartitionsLaunch> {
-  static constexpr bool available = true;
-  using Prepared = sm90::DecodeKernelArgs;
-  static Prepared prepare(const DecodePartitionsLaunch& l) { return sm90::make_decode_kernel_args(l); }
-  template <class ExecSpace>
-  static void launch(const ExecSpace&, const DecodePartitionsLaunch& l, const Prepared& a) {
-    sm90::launch_decode_partitions(l, a);
-  }
-};
+struct TunedOp<Path::Sm90, DecodePartitionsLaunch>
+    : LauncherOp<DecodePartitionsLaunch, sm90::DecodeKernelArgs, &sm90::make_decode_kernel_args,
+                 &sm90::launch_decode_partitions> {};
 
 template <>
-struct TunedOp<Path::Sm90, DecodeReduceLaunch> {
-  static constexpr bool available = true;
-  using Prepared = sm90::ReduceKernelArgs;
-  static Prepared prepare(const DecodeReduceLaunch& l) { return sm90::make_reduce_kernel_args(l); }
-  template <class ExecSpace>
-  static void launch(const ExecSpace&, const DecodeReduceLaunch& l, const Prepared& a) {
-    sm90::launch_decode_reduce(l, a);
-  }
-};
+struct TunedOp<Path::Sm90, DecodeReduceLaunch>
+    : LauncherOp<DecodeReduceLaunch, sm90::ReduceKernelArgs, &sm90::make_reduce_kernel_args,
+                 &sm90::launch_decode_reduce> {};
 
 // The scorer's knobs are this path's own, chosen from the shape (sm90/score_knobs.hpp).
 template <>
@@ -56,7 +44,7 @@ struct TunedOp<Path::Sm90, ScoreLaunch> {
     sm90::ScoreKernelArgs args;
   };
   static Prepared prepare(const ScoreLaunch& l) {
-    const sm90::ScoreLaunch k = sm90::with_chosen_knobs(l);
+    const sm90::ScoreLaunch k = with_chosen_knobs(l, &sm90::choose_score_knobs);
     return Prepared{k, sm90::make_score_kernel_args(k)};
   }
   template <class ExecSpace>

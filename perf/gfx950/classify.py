@@ -95,6 +95,17 @@ def classify(insn):
     raise ValueError(f"unclassified instruction: {insn.text}")
 
 
+def lds_kind(insn):
+    """The key of an LDS access in the emulator's bank profile (perf/gfx950_lds_banks.cpp):
+    'ds_read:16', 'ds_write:8', 'ds_read_tr:8' ...; None for what uses no bank (swizzles)."""
+    k = classify(insn)
+    if k.unit != "lds" or k.sub == "swizzle":
+        return None
+    if "_tr_" in insn.mnemonic:
+        return "ds_read_tr:8"
+    return f"{'ds_write' if k.sub == 'store' else 'ds_read'}:{k.bytes}"
+
+
 def wait_counts(insn):
     """The counters an s_waitcnt waits on: {'vmcnt': n, 'lgkmcnt': n} (absent = no wait)."""
     return {k: int(v) for k, v in re.findall(r"(vmcnt|lgkmcnt|expcnt)\((\d+)\)", insn.operands)}

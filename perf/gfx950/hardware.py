@@ -1,8 +1,12 @@
-"""MI355X (gfx950) figures the model uses, each with its source. Units: clocks of the
-2.4 GHz engine clock (clk), bytes, seconds."""
+"""MI355X (gfx950) figures the model uses, each with its source. Units: clocks of the engine
+clock (clk; 2.4 GHz unless a clock sweep sets another, set_clock), bytes, seconds."""
 
 # ---------------------------------------------------------------- published figures
-CLOCK_HZ = 2.4e9        # peak engine clock, AMD MI355X data sheet
+CLOCK_HZ = 2.4e9        # peak engine clock, AMD MI355X data sheet (set_clock changes it)
+PEAK_CLOCK_HZ = 2.4e9
+# Sustained clocks under load are lower than the peak and not published; the model is also
+# run at these (issue and pipe times grow in seconds, HBM latency and bandwidth do not).
+CLOCK_SWEEP_HZ = (1.8e9, 2.1e9, 2.4e9)
 CUS = 256               # ROCm "GPU specifications" table: MI355X 256 CUs (32 per XCD)
 SIMDS_PER_CU = 4
 MAX_WAVES_PER_SIMD = 8  # docs/gfx950-isa.md §8 (clang-22's occupancy rule)
@@ -41,6 +45,15 @@ def mfma_clk(shape):
     raise ValueError(f"no MFMA rate for {shape}")
 
 
+# An MFMA also takes the SIMD's VALU issue for a few clocks: AMD's matrix instruction
+# calculator (ROCm/amd_matrix_instruction_calculator, matrix_calculator.py @2ef9189) gives
+# every CDNA3 XDL instruction a `coexec_delay` of 4 cycles, "the number of cycles after
+# issuing a matrix op before any co-executing VALU instructions can start issuing" (for the
+# 16-cycle 16x16x16 bf16: "VALU co-execution cycles possible: 12" of 16). No CDNA4 table is
+# published; the CDNA3 value is used for every MFMA.
+MFMA_VALU_CLK = 4
+
+
 def mfma_flops(shape):
     m, n, k = (int(x) for x in shape.split(" ")[0].split("x"))
     return 2 * m * n * k
@@ -61,6 +74,18 @@ VMEM_BYTES_PER_CLK = 64
 # the bytes in flight each kernel would need.
 HBM_LATENCY_S = 1.0e-6
 HBM_LATENCY_RANGE_S = (0.7e-6, 2.0e-6)
+
+
+# LDS banks (bank-conflict degrees come from the emulator, perf/gfx950_lds_banks.cpp): 64
+# banks of 4 bytes on gfx950 (spec gfx950-isa.md §8 from the CDNA4 ISA guide; CK's
+# ck_tile get_n_lds_banks(gfx950_t) returns 64, ROCm/composable_kernel
+# include/ck_tile/core/arch/arch.hpp; 32 on gfx9 before it).
+LDS_BANKS = 64
+
+
+def set_clock(hz):
+    global CLOCK_HZ
+    CLOCK_HZ = hz
 
 
 def clk(seconds):

@@ -9,11 +9,16 @@ the design (arch/gfx950/README.md): a decode tile is 16 tokens = 2 scaled 16x16x
 column group."""
 from dataclasses import dataclass, field
 from gfx950 import counts, hardware as hw, mca, sim
+from gfx950.classify import wait_counts
 from gfx950.regions import KernelRegions
 
 
 class ModelError(RuntimeError):
     pass
+
+
+# The fewest loads the decode tile loop's waits may leave in flight (see DecodeKernel).
+MIN_STEADY_VMCNT = 6
 
 
 @dataclass
@@ -28,12 +33,12 @@ class Path:
     mca: dict = None
     timing: dict = field(default_factory=dict)  # latency (clk) -> sim.Timing
 
-    def analyse(self, mca_tool, latencies):
-        self.counter = counts.count(self.insns)
+    def analyse(self, mca_tool, latencies, degrees=None):
+        self.counter = counts.count(self.insns, degrees)
         self.pipes = sim.pipe_clk(self.counter)
         self.mca = mca.analyse(mca_tool, self.insns) if mca_tool else None
         for lat in latencies:
-            self.timing[lat] = sim.simulate(self.insns, lat)
+            self.timing[lat] = sim.simulate(self.insns, lat, degrees=degrees)
         return self
 
     def time(self, latency):
@@ -56,6 +61,7 @@ def _notes(kernel):
 
 class DecodeKernel:
     waves_per_workgroup = 1
+    lds_degrees = None  # lds_kind -> bank-conflict degree (perf/gfx950_lds_banks.cpp)
 
     def __init__(self, kernel):
         self.name = kernel.name
@@ -65,6 +71,14 @@ class DecodeKernel:
         if not mfma_loops:
             raise ModelError(f"{self.name}: no loop with MFMAs (the tile loop) found")
         loop = max(mfma_loops, key=lambda l: _mfma(r, l))
+        # The arm that loads the next 64 tiles' block-table entries (decode_kernel.hpp,
+        # next_source) runs once per 64 tiles: out of the steady path, added per 64 tiles.
+        reload = [b for b in loop.body if any(i.mnemonic == "buffer_load_dword" for i in r.blocks[b].insns)
+                  and any("vmcnt(0)" in i.operands for i in r.blocks[b].insns)
+                  and any(i.mnemonic.startswith("v_readlane") for i in r.blocks[b].insns)]
+        r.cold |= set(reload)
+        self.reload = Path("block-table entries of the next 64 tiles", [i for b in sorted(reload) for i in r.blocks[b].insns],
+                           "64 tiles")
         insns = r.steady_insns(loop)
         scaled = _has(insns, "v_mfma_scale_f32_16x16x128")
         bf16 = _has(insns, "v_mfma_f32_16x16x16_bf16")
@@ -72,52 +86,51 @@ class DecodeKernel:
             raise ModelError(f"{self.name}: tile loop has {scaled} scaled and {bf16} bf16 MFMAs; "
                              "expected 2 and 16 per 16-token tile")
         self.tiles_per_iteration = scaled // 2
+        # The two-tile prefetch (decode_kernel.hpp): each wait of the steady loop leaves the
+        # next tiles' loads in flight (9 of a tile's 6 K and V loads and the next tile's); a
+        # wait for fewer means the compiler drains the prefetch, which the model then times
+        # as it is, but CI should hear of it.
+        vm = [wait_counts(i)["vmcnt"] for i in insns if "vmcnt" in wait_counts(i)]
+        if vm and min(vm) < MIN_STEADY_VMCNT:
+            raise ModelError(f"{self.name}: the tile loop waits for vmcnt({min(vm)}): it drains its prefetch "
+                             f"(expected every wait to leave >= {MIN_STEADY_VMCNT} loads in flight)")
         self.tile_loop = loop
         self.loop = Path("tile loop", insns, "iteration", self.tiles_per_iteration)
         self.prologue = Path("prologue", r.prologue_path(loop), "workgroup")
 
     def paths(self):
-        return [self.loop, self.prologue]
+        return [self.loop, self.prologue] + ([self.reload] if self.reload.insns else [])
 
 
 class ReduceKernel:
-    waves_per_workgroup = 1
+    """The reducer (arch/gfx950/reduce_kernel.hpp): straight-line round 1 (m and l, M, the
+    weights, S), the batch loop of round 2 (kReduceBatch 16-byte partial loads a lane), and
+    the epilogue (slot sums, out row, lse)."""
+    waves_per_workgroup = 4
+    lds_degrees = None
 
     def __init__(self, kernel):
         self.name = kernel.name
         self.notes = _notes(kernel)
         r = self.regions = KernelRegions(kernel)
-        found = {}
-        for loop in r.loops:
-            insns = r.steady_insns(loop)
-            loads = _has(insns, "buffer_load")
-            lds = _has(insns, "ds_read") + _has(insns, "ds_write")
-            if _has(insns, "v_exp_f32") and _has(insns, "ds_write"):
-                found["weights"] = (loop, insns)
-            elif _has(insns, "ds_read") and loads >= 16:
-                found["list"] = (loop, insns)
-            elif lds == 0 and loads == 8:
-                found["pass1x8"] = (loop, insns)
-            elif lds == 0 and loads == 1:
-                found["pass1"] = (loop, insns)
-        missing = {"weights", "list", "pass1"} - set(found)
-        if missing:
-            raise ModelError(f"{self.name}: reducer loops not found: {sorted(missing)}")
-        self.loops = {k: v[0] for k, v in found.items()}
-        first = min((v[0] for v in found.values()), key=lambda l: r.blocks[l.header].start)
-        self.prologue = Path("prologue", r.prologue_path(first), "workgroup")
-        self.pass1 = Path("pass 1 (max m), one partition per lane", found["pass1"][1], "64 partitions")
-        self.pass1x8 = Path("pass 1, unrolled by 8", found["pass1x8"][1], "512 partitions") if "pass1x8" in found else None
-        self.weights = Path("pass 2 weights + list", found["weights"][1], "256 partitions")
-        self.list = Path("pass 2 weighted sum", found["list"][1], "16 listed partitions")
-        self.list_per_iteration = _has(found["list"][1], "buffer_load")
+        batch = [l for l in r.loops if _has(r.steady_insns(l), "buffer_load_dwordx4") >= 8]
+        if len(batch) != 1:
+            raise ModelError(f"{self.name}: expected one loop of 16-byte partial loads, found {len(batch)}")
+        self.batch_loop = batch[0]
+        insns = r.steady_insns(self.batch_loop)
+        self.loads_per_batch = _has(insns, "buffer_load_dwordx4")
+        self.prologue = Path("round 1 (m, l, weights, S) to the batch loop", r.prologue_path(self.batch_loop),
+                             "workgroup")
+        self.batch = Path("round 2, one batch", insns, f"{self.loads_per_batch} partitions per slot")
+        self.epilogue = Path("slot sums, out row, lse", r.path_after(self.batch_loop), "workgroup")
 
     def paths(self):
-        return [p for p in (self.pass1, self.pass1x8, self.weights, self.list, self.prologue) if p]
+        return [self.prologue, self.batch, self.epilogue]
 
 
 class ScoreKernel:
     waves_per_workgroup = 4
+    lds_degrees = None  # not profiled: every LDS access counts as conflict-free
 
     def __init__(self, kernel):
         self.name = kernel.name

@@ -27,13 +27,15 @@ def rounds(workgroups_per_cu, resident):
 _one_wave = {}  # (key, latency) -> (time, time without latency, pipes): shapes repeat per bandwidth
 
 
-def chain(seq, latency, n_waves, key=None):
+def chain(seq, latency, n_waves, key=None, degrees=None):
     """The bounds of one workgroup's wave (clk) with n waves of the kernel on its CU. `key`
-    names the sequence (same key, same sequence) so that it is simulated once."""
+    names the sequence (same key, same sequence) so that it is simulated once; `degrees` the
+    kernel's LDS bank-conflict degrees."""
     k = math.ceil(n_waves / hw.SIMDS_PER_CU)
     cached = _one_wave.get((key, latency)) if key is not None else None
     if cached is None:
-        cached = (sim.simulate_once(seq, latency), sim.simulate_once(seq, 0.0), sim.pipe_clk(counts.count(seq)))
+        cached = (sim.simulate_once(seq, latency, degrees=degrees), sim.simulate_once(seq, 0.0, degrees=degrees),
+                  sim.pipe_clk(counts.count(seq, degrees)))
         if key is not None:
             _one_wave[(key, latency)] = cached
     t, t0, pipes = cached
@@ -47,6 +49,20 @@ def settle(bounds, round_bytes, bandwidth):
     bounds["HBM bandwidth"] = round_bytes / (bandwidth / hw.CUS / hw.CLOCK_HZ)
     why = max(bounds, key=bounds.get)
     return bounds[why], why, bounds
+
+
+def little(bounds, round_bytes, latency):
+    """Little's law for a round on one CU: the bytes its waves keep in flight (their HBM bytes
+    over the one-wave time, times the latency: what the code sustains with unlimited
+    bandwidth) against the bytes the CU's share of the bandwidth needs in flight at that
+    latency (BW / CUs x latency, settled by the caller with the bandwidth)."""
+    one = next(iter(bounds.values()))  # chain(): the one-wave time comes first
+    return round_bytes * latency / one if one > 0 else 0.0
+
+
+def round_out(n, clk, why, bounds, round_bytes, latency):
+    return {"waves_per_cu": n, "clk": clk, "binding": why, "bounds": bounds,
+            "in_flight_bytes": little(bounds, round_bytes, latency)}
 
 
 def finish(rounds_out, hbm, bandwidth, extra):
@@ -83,13 +99,19 @@ def predict_decode(kernel, plan, shape, latency, bandwidth):
     per_cu = math.ceil(workgroups / hw.CUS)
     most = max(busy)
     iterations = math.ceil(most / kernel.tiles_per_iteration)
-    seq = kernel.prologue.insns + kernel.loop.insns * iterations
+    per_chunk = 64 // kernel.tiles_per_iteration  # iterations between block-table reloads
+    seq = list(kernel.prologue.insns)
+    for i in range(iterations):
+        if i and i % per_chunk == 0:
+            seq += kernel.reload.insns
+        seq += kernel.loop.insns
     tile_bytes = plan["tile_tokens"] * plan["slot_bytes"]
     out = []
     for n in rounds(per_cu, occ["waves_per_cu"]):
         key = (kernel.name, most, len(seq))
-        clk, why, bounds = settle(chain(seq, latency, n, key), n * most * tile_bytes, bandwidth)
-        out.append({"waves_per_cu": n, "clk": clk, "binding": why, "bounds": bounds})
+        rb = n * most * tile_bytes
+        clk, why, bounds = settle(chain(seq, latency, n, key, kernel.lds_degrees), rb, bandwidth)
+        out.append(round_out(n, clk, why, bounds, rb, latency))
     hbm = B * Hk * L * plan["slot_bytes"] + B * Hk * P * shape["qg"] * (2 * plan["head_dim"] + 8)
     return finish(out, hbm, bandwidth, {"workgroups": workgroups, "waves_per_cu_max": per_cu,
                                         "resident": occ["waves_per_cu"], "tiles_per_workgroup": most})
@@ -97,33 +119,30 @@ def predict_decode(kernel, plan, shape, latency, bandwidth):
 
 # ---------------------------------------------------------------- reducer
 def predict_reduce(kernel, plan, shape, latency, bandwidth):
+    """Workgroups (b, hq, chunk) of kernel.waves_per_workgroup waves; each wave runs round 1,
+    ceil(live / slots / batch) batches (live: the partitions that hold tokens, which are
+    p < the sequence's tile-groups) and the epilogue."""
     B, Hk, qg = shape["num_seqs"], shape["num_kv_heads"], shape["qg"]
     P = plan["partitions"]
-    nonempty = sum(1 for p in range(P) if decode_tiles(shape["seq_len"], P, plan["tgpp"], p) > 0)
-    waves = B * Hk * qg * (plan["head_dim"] // plan["reduce_chunk"])
-    per_lane = math.ceil(P / 64)
-    x8, rest = divmod(per_lane, 8) if kernel.pass1x8 else (0, per_lane)
-    seq = list(kernel.prologue.insns)
-    if x8:
-        seq += kernel.pass1x8.insns * x8
-    seq += kernel.pass1.insns * rest
-    r = kernel.regions
-    listed = 0
-    for rnd in range(math.ceil(P / 256)):
-        in_round = max(0, min(nonempty - 256 * rnd, 256))
-        k = math.ceil(in_round / kernel.list_per_iteration)
-        listed += k
-        seq += expand(r, kernel.loops["weights"], {kernel.loops["list"].header: (k, {})})
-    per_cu = math.ceil(waves / hw.CUS)
-    occ = hw.occupancy(kernel.notes["vgprs"], kernel.notes["lds"], 1)
-    hbm = B * Hk * qg * (P * (2 * plan["head_dim"] + 8) + 2 * plan["head_dim"])
+    live = sum(1 for p in range(P) if decode_tiles(shape["seq_len"], P, plan["tgpp"], p) > 0)
+    slots = plan["reduce_slots"]
+    steps = math.ceil(live / slots)
+    batches = math.ceil(steps / kernel.loads_per_batch) if steps else 0
+    seq = kernel.prologue.insns + kernel.batch.insns * batches + kernel.epilogue.insns
+    workgroups = B * Hk * qg * (plan["head_dim"] // plan["reduce_chunk"])
+    per_cu = math.ceil(workgroups / hw.CUS)
+    occ = hw.occupancy(kernel.notes["vgprs"], kernel.notes["lds"], kernel.waves_per_workgroup)
+    # partial rows of the partitions with tokens, their m and l, the out row
+    hbm = B * Hk * qg * (live * 2 * plan["head_dim"] + P * 8 + 2 * plan["head_dim"])
     out = []
-    for n in rounds(per_cu, occ["waves_per_cu"]):
-        key = (kernel.name, P, nonempty, len(seq))
-        clk, why, bounds = settle(chain(seq, latency, n, key), n * hbm / waves, bandwidth)
-        out.append({"waves_per_cu": n, "clk": clk, "binding": why, "bounds": bounds})
-    return finish(out, hbm, bandwidth, {"waves": waves, "waves_per_cu": waves / hw.CUS,
-                                        "iterations": {"pass1": rest, "pass1x8": x8, "list": listed}})
+    for wg in rounds(per_cu, occ["workgroups_per_cu"]):
+        n = wg * kernel.waves_per_workgroup
+        rb = wg * hbm / workgroups
+        key = (kernel.name, P, live, len(seq))
+        clk, why, bounds = settle(chain(seq, latency, n, key, kernel.lds_degrees), rb, bandwidth)
+        out.append(round_out(n, clk, why, bounds, rb, latency))
+    return finish(out, hbm, bandwidth, {"workgroups": workgroups, "workgroups_per_cu": workgroups / hw.CUS,
+                                        "batches": batches, "live": live})
 
 
 # ---------------------------------------------------------------- scorer
@@ -150,9 +169,9 @@ def predict_score(kernel, plan, shape, latency, bandwidth):
     for wg in rounds(per_cu_wg, occ["workgroups_per_cu"]):
         n = 4 * wg
         key = (kernel.name, units_per_wg, unit, pages_per_position, len(seq))
-        clk, why, bounds = settle(chain(seq, latency, n, key), wg * positions * pages_per_position * plan["page_bytes"],
-                                  bandwidth)
-        out.append({"waves_per_cu": n, "clk": clk, "binding": why, "bounds": bounds})
+        rb = wg * positions * pages_per_position * plan["page_bytes"]
+        clk, why, bounds = settle(chain(seq, latency, n, key, kernel.lds_degrees), rb, bandwidth)
+        out.append(round_out(n, clk, why, bounds, rb, latency))
     hbm = reqs * blocks * plan["page_bytes"] + reqs * shape["query_len"] * shape["heads"] * blocks * 4
     return finish(out, hbm, bandwidth, {"workgroups": workgroups, "positions_per_workgroup": positions,
                                         "pages_per_wave_per_position": pages_per_wave,

@@ -82,8 +82,8 @@ class KernelRegions:
     def prologue_path(self, loop):
         """The instructions of one path from the entry to `loop`'s header through blocks in
         no loop: the workgroup's prologue. Where it has variants, the path with the fewest
-        vector-memory instructions (q read by 16-byte loads, not byte by byte), then the
-        most instructions (the in-kernel WHT rather than a pre-rotated q)."""
+        sub-dword loads (q read by 16-byte loads, not byte by byte), then the most instructions
+        (the in-kernel WHT rather than a pre-rotated q; any path that loads q at all)."""
         in_loop = set().union(*(l.body for l in self.loops)) if self.loops else set()
         best = {}
 
@@ -100,9 +100,26 @@ class KernelRegions:
         path = max((chain(p) for p in preds), key=self._weight)
         return [i for b in path for i in self.blocks[b].insns]
 
+    def path_after(self, loop):
+        """The hot blocks reachable from `loop`'s exits without re-entering it, in address
+        order: the workgroup's epilogue (every branch taken once: an upper bound by the
+        instructions of the arms not taken)."""
+        in_loops = set().union(*(l.body for l in self.loops)) if self.loops else set()
+        todo = [s for b in loop.body for s in self.blocks[b].succs if s not in loop.body]
+        seen = set()
+        while todo:
+            b = todo.pop()
+            if b in seen or b in self.cold or b in in_loops:
+                continue
+            seen.add(b)
+            todo.extend(self.blocks[b].succs)
+        return [i for b in sorted(seen) for i in self.blocks[b].insns]
+
     def _weight(self, blocks):
+        # Sub-dword loads mark the byte-by-byte variants (q of any stride); a path without any
+        # load at all is no better: the control flow may offer one that skips both variants.
         insns = [i for b in blocks for i in self.blocks[b].insns]
-        return len(insns) - 1000 * sum(1 for i in insns if classify(i).unit == "vmem")
+        return len(insns) - 1000 * sum(1 for i in insns if classify(i).unit == "vmem" and classify(i).bytes < 4)
 
 
 def expand(regions, loop, plan):

@@ -14,7 +14,7 @@
 // calls back to back on rotating input copies; "graph" = the same N calls captured in one CUDA
 // graph, per call. % of SOL = SOL b2b / decode b2b; % of copy = floor bytes / time / copy rate.
 #include "sm90/decode_args.hpp"
-#include "sm90/launch_decode.hpp"
+#include "sm90/decode_launch_args.hpp"  // launch_decode_partitions / _reduce: checks + launch
 #include "sm90/launch_sol.hpp"
 #include "uq/partitions.hpp"
 #include "uqref_ultraquant.hpp"

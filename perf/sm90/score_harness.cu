@@ -17,7 +17,7 @@
 #include "harness_problem.hpp"
 #include "score_sol.cuh"
 
-#include "sm90/launch_score.hpp"
+#include "sm90/score_launch_args.hpp"  // launch_score: checks + launch
 #include "uqref.hpp"
 
 #include <cuda_runtime.h>

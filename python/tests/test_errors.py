@@ -108,7 +108,7 @@ def test_writer_errors_leave_the_cache_unchanged(case):
         (lambda: uq.write_kv(k, k[:2], slots, cache), "v", "same shape as k", None),
         (lambda: uq.write_kv(k, k, slots, cache[:, :, :, :200]), "kv_cache", ">= 272", "200"),
         (lambda: uq.write_kv(k, k, slots, wide[:, ::2]), "kv_cache", "positions dense", None),
-        (lambda: uq.write_kv(k, k, slots, cache, backend="native"), "config.backend", "generic path", None),
+        (lambda: uq.write_kv(k, k, slots, cache, backend="native"), "config.backend", "implements KV cache writer", None),
         (lambda: uq.KvWriter(check=False).run(k, k, slots, on_cuda(cache)), "kv_cache", "device of the plan (cpu)",
          "cuda:0"),
         (lambda: uq.write_index_keys(keys.astype(np.float64), slots, index_cache), "keys", "float32", "float64"),

@@ -122,8 +122,11 @@ class DecodePlan {
     impl::require(workspace.span_is_contiguous() || workspace.extent(0) <= 1, fn, "workspace",
                   "a contiguous view (stride 1)", "stride " + impl::str(static_cast<std::int64_t>(workspace.stride(0))));
     const std::size_t have = workspace.extent(0);
-    impl::require(have >= layout().bytes, fn, "workspace",
-                  "at least workspace_bytes(shape, config) = " + std::to_string(layout().bytes) + " bytes",
+    // (workspace_bytes: the spec's default P; a path's own P is never larger, so the plan may use
+    // less of it)
+    const std::size_t need = workspace_bytes(shape_, cfg_);
+    impl::require(have >= need, fn, "workspace",
+                  "at least workspace_bytes(shape, config) = " + std::to_string(need) + " bytes",
                   std::to_string(have) + " bytes");
     const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(base) % kDecodeWorkspaceAlignment;
     impl::require(misalignment == 0, fn, "workspace",
@@ -277,6 +280,12 @@ class DecodePlan {
     // The device's candidate (Native without one throws here); each run then asks the tuned
     // launchers whether they can take that run's arguments.
     last_ = candidate_ = impl::DecodeDispatch<ExecSpace>::candidate(cfg_.backend, device_, choice_.partitions == 1);
+    // Without an override, the candidate path may choose its own P (never above the spec's,
+    // which sized the workspace: workspace_bytes() needs no device).
+    if (cfg_.partitions == 0)
+      choice_ = impl::DecodeDispatch<ExecSpace>::default_partitions(
+          candidate_.path, shape_.max_seqs, shape_.num_kv_heads, shape_.max_blocks_per_seq, shape_.block_size,
+          device_.compute_units, choice_);
   }
 
   // Views into the workspace at `base` (bytes long).

@@ -4,12 +4,11 @@
 
 #include "uq/backend.hpp"
 #include "uq/error.hpp"
-#include "uq/impl/arg_key.hpp"
 #include "uq/core/write_launch.hpp"
 #include "uq/impl/checks.hpp"
-#include "uq/impl/dispatch.hpp"
 #include "uq/impl/score_checks.hpp"
 #include "uq/impl/status_counters.hpp"
+#include "uq/impl/writer_core.hpp"
 #include "uq/impl/write_index_keys_generic.hpp"
 #include "uq/nvfp4.hpp"
 #include "uq/types.hpp"
@@ -29,7 +28,7 @@ struct IndexWriterConfig {
 
 // Holds the device status counters so repeated calls allocate nothing, and skips the
 // host checks when a call's views are the last checked call's (same pointers, extents,
-// strides). Not for concurrent use from several host threads.
+// strides; impl/writer_core.hpp). Not for concurrent use from several host threads.
 // keys: [num_tokens, 128] bf16 or float, any layout (contiguous 16-byte aligned rows
 // are read 16 bytes at a time, others element by element; on host execution spaces
 // contiguous rows, aligned or not, take the vectorised host path, Path::HostSimd,
@@ -44,13 +43,12 @@ struct IndexWriterConfig {
 // wait for that copy, then throws on bad data. The free functions below build a writer
 // per call (counters allocated and reset): loops keep one.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
-class IndexKeyWriter {
+class IndexKeyWriter : public impl::WriterCore<ExecSpace, impl::IndexKeyWriteLaunch> {
+  using Core = impl::WriterCore<ExecSpace, impl::IndexKeyWriteLaunch>;
+
  public:
   explicit IndexKeyWriter(const ExecSpace& exec = ExecSpace(), const IndexWriterConfig& cfg = {})
-      : exec_(exec), cfg_(cfg), counters_(exec) {
-    // Native without a tuned index writer for this device throws here.
-    last_ = candidate_ = Call::candidate("uq::write_index_keys", cfg.backend, exec);
-  }
+      : Core("uq::write_index_keys", exec, cfg.backend, cfg.check) {}
 
   template <class Keys, class Slots, class Cache>
   void run(const Keys& keys, const Slots& slot_mapping, const Cache& index_cache) const {
@@ -62,46 +60,24 @@ class IndexKeyWriter {
     static_assert(impl::ViewContract<ExecSpace, Keys, KeyType, 2>::ok, "");
     static_assert(impl::IndexViewContract<ExecSpace, Slots, 1, std::int64_t, std::int32_t>::ok, "");
     static_assert(impl::OutputViewContract<ExecSpace, Cache, std::uint8_t, 2>::ok, "");
-    constexpr const char* fn = "uq::write_index_keys";
-    impl::ArgKey key;
-    key.add(keys).add(slot_mapping).add(index_cache);
-    if (!(checked_ && key == checked_key_)) {
-      check(keys, slot_mapping, index_cache);
-      checked_key_ = key;
-      checked_ = true;
-    }
-    const std::int64_t num_blocks = static_cast<std::int64_t>(index_cache.extent(0));
-    const std::int64_t T = static_cast<std::int64_t>(keys.extent(0));
-
-    if (cfg_.check) counters_.reset(exec_);
+    this->check_views([&] { check(keys, slot_mapping, index_cache); }, keys, slot_mapping, index_cache);
     using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
-    Call::run(fn, exec_, candidate_, cfg_.backend,
-              {impl::index_key_write_launch(keys, slot_mapping, index_cache, counters_.view())}, last_, [&] {
-                impl::WriteIndexKeysGeneric<ExecSpace, Keys, Slots, Cache, Counts> kernel;
-                kernel.keys = keys;
-                kernel.slots = slot_mapping;
-                kernel.cache = index_cache;
-                kernel.counts = counters_.view();
-                kernel.num_tokens = T;
-                kernel.num_slots = num_blocks * nvfp4::kBlockTokens;
-                kernel.chunked = impl::wio::rows_are_chunked(keys);
-                kernel.aligned_words = impl::wio::words_are_aligned(index_cache, 4);
-                kernel.launch(exec_);
-              });
-    if (cfg_.check) throw_if_bad(fn, "keys/slot_mapping", counters_.read(exec_));
+    const impl::IndexKeyWriteLaunch launch = impl::index_key_write_launch(keys, slot_mapping, index_cache, this->counts());
+    this->dispatch(launch, "keys/slot_mapping", [&] {
+      impl::WriteIndexKeysGeneric<ExecSpace, Keys, Slots, Cache, Counts> kernel;
+      kernel.keys = keys;
+      kernel.slots = slot_mapping;
+      kernel.cache = index_cache;
+      kernel.counts = this->counts();
+      kernel.num_tokens = static_cast<std::int64_t>(keys.extent(0));
+      kernel.num_slots = static_cast<std::int64_t>(index_cache.extent(0)) * nvfp4::kBlockTokens;
+      kernel.chunked = impl::wio::rows_are_chunked(keys);
+      kernel.aligned_words = impl::wio::words_are_aligned(index_cache, 4);
+      kernel.launch(this->exec());
+    });
   }
 
-  // The path of the last call (before any call: the device's candidate), and why it is not a
-  // tuned path.
-  Path path() const { return last_.path; }
-  const std::string& path_reason() const { return last_.reason; }
-
-  Status status() const { return counters_.read(exec_); }
-  void reset_status() const { counters_.reset(exec_); }
-
  private:
-  using Call = impl::TunedCall<ExecSpace, impl::IndexKeyWriteLaunch>;
-
   template <class Keys, class Slots, class Cache>
   static void check(const Keys& keys, const Slots& slot_mapping, const Cache& index_cache) {
     constexpr const char* fn = "uq::write_index_keys";
@@ -115,15 +91,6 @@ class IndexKeyWriter {
     impl::require_no_alias(fn, "index_cache", index_cache, "slot_mapping", slot_mapping);
   }
 
-  ExecSpace exec_;
-  IndexWriterConfig cfg_;
-  impl::StatusCounters<ExecSpace> counters_;
-  PathChoice candidate_;
-  mutable PathChoice last_;
-  // The arguments of the last call whose host checks passed (impl/arg_key.hpp): a
-  // writer object is for one host thread at a time.
-  mutable impl::ArgKey checked_key_;
-  mutable bool checked_ = false;
 };
 
 template <class ExecSpace, class Keys, class Slots, class Cache,

@@ -4,13 +4,12 @@
 
 #include "uq/backend.hpp"
 #include "uq/error.hpp"
-#include "uq/impl/arg_key.hpp"
 #include "uq/impl/checks.hpp"
 #include "uq/core/write_launch.hpp"
 #include "uq/impl/device_info.hpp"
-#include "uq/impl/dispatch.hpp"
 #include "uq/impl/kv_cache_checks.hpp"
 #include "uq/impl/status_counters.hpp"
+#include "uq/impl/writer_core.hpp"
 #include "uq/impl/write_kv_generic.hpp"
 #include "uq/types.hpp"
 
@@ -29,7 +28,7 @@ struct WriteKvConfig {
 
 // Holds the device status counters so repeated calls allocate nothing, and skips the
 // host checks when a call's views are the last checked call's (same pointers, extents,
-// strides). Not for concurrent use from several host threads.
+// strides; impl/writer_core.hpp). Not for concurrent use from several host threads.
 // k, v: [num_tokens, num_kv_heads, 256] bf16, any layout (rows that are contiguous and
 // 16-byte aligned are read 16 bytes at a time, others element by element). slot_mapping:
 // [num_tokens] int64 or int32, block * block_size + pos, negative = skip. kv_cache: uint8
@@ -44,13 +43,12 @@ struct WriteKvConfig {
 // a wait for that copy (the host synchronises), then throws on bad data. The free
 // functions below build a writer per call (counters allocated and reset): loops keep one.
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
-class KvWriter {
+class KvWriter : public impl::WriterCore<ExecSpace, impl::KvWriteLaunch> {
+  using Core = impl::WriterCore<ExecSpace, impl::KvWriteLaunch>;
+
  public:
   explicit KvWriter(const ExecSpace& exec = ExecSpace(), const WriteKvConfig& cfg = {})
-      : exec_(exec), cfg_(cfg), counters_(exec) {
-    // Native without a tuned writer for this device throws here.
-    last_ = candidate_ = Call::candidate("uq::write_kv", cfg.backend, exec);
-  }
+      : Core("uq::write_kv", exec, cfg.backend, cfg.check) {}
 
   template <class K, class V, class Slots, class Cache>
   void run(const K& k, const V& v, const Slots& slot_mapping, const Cache& kv_cache) const {
@@ -58,37 +56,16 @@ class KvWriter {
     static_assert(impl::ViewContract<ExecSpace, V, bf16, 3>::ok, "");
     static_assert(impl::IndexViewContract<ExecSpace, Slots, 1, std::int64_t, std::int32_t>::ok, "");
     static_assert(impl::OutputViewContract<ExecSpace, Cache, std::uint8_t, 4>::ok, "");
-    impl::ArgKey key;
-    key.add(k).add(v).add(slot_mapping).add(kv_cache);
-    if (!(checked_ && key == checked_key_)) {
-      check(k, v, slot_mapping, kv_cache);
-      checked_key_ = key;
-      checked_ = true;
-    }
-    constexpr const char* fn = "uq::write_kv";
-
-    if (cfg_.check) counters_.reset(exec_);
+    this->check_views([&] { check(k, v, slot_mapping, kv_cache); }, k, v, slot_mapping, kv_cache);
     using Counts = typename impl::StatusCounters<ExecSpace>::view_type;
-    Call::run(fn, exec_, candidate_, cfg_.backend, {impl::kv_write_launch(k, v, slot_mapping, kv_cache, counters_.view())},
-              last_, [&] {
-                const impl::WriteKvGeneric<ExecSpace, K, V, Slots, Cache, Counts> kernel(k, v, slot_mapping, kv_cache,
-                                                                                        counters_.view());
-                kernel.launch(exec_);
-              });
-    if (cfg_.check) throw_if_bad(fn, "k/v/slot_mapping", counters_.read(exec_));
+    this->dispatch(impl::kv_write_launch(k, v, slot_mapping, kv_cache, this->counts()), "k/v/slot_mapping", [&] {
+      const impl::WriteKvGeneric<ExecSpace, K, V, Slots, Cache, Counts> kernel(k, v, slot_mapping, kv_cache,
+                                                                              this->counts());
+      kernel.launch(this->exec());
+    });
   }
 
-  // The path of the last call (before any call: the device's candidate), and why it is not a
-  // tuned path.
-  Path path() const { return last_.path; }
-  const std::string& path_reason() const { return last_.reason; }
-
-  Status status() const { return counters_.read(exec_); }
-  void reset_status() const { counters_.reset(exec_); }
-
  private:
-  using Call = impl::TunedCall<ExecSpace, impl::KvWriteLaunch>;
-
   template <class K, class V, class Slots, class Cache>
   static void check(const K& k, const V& v, const Slots& slot_mapping, const Cache& kv_cache) {
     constexpr const char* fn = "uq::write_kv";
@@ -106,15 +83,6 @@ class KvWriter {
     impl::require_no_alias(fn, "kv_cache", kv_cache, "slot_mapping", slot_mapping);
   }
 
-  ExecSpace exec_;
-  WriteKvConfig cfg_;
-  impl::StatusCounters<ExecSpace> counters_;
-  PathChoice candidate_;
-  mutable PathChoice last_;
-  // The arguments of the last call whose host checks passed (impl/arg_key.hpp): a
-  // writer object is for one host thread at a time.
-  mutable impl::ArgKey checked_key_;
-  mutable bool checked_ = false;
 };
 
 template <class ExecSpace, class K, class V, class Slots, class Cache,

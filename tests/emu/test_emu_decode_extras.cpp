@@ -67,6 +67,21 @@ TEST(EmuDecode, PaddedCacheBlocksAndStridedOutput) {
   check_both(c, v);
 }
 
+TEST(EmuDecode, PartitionsOfMoreThan64TilesReloadTheirBlockIds) {
+  // The kernel loads the block-table entries of 64 tiles at once (decode_tile.hpp) and the
+  // next 64 when a partition goes on: 2100 tokens in one partition are 132 tiles (two reloads),
+  // in two partitions 80 and 52; block size 16 gives every tile a table entry of its own.
+  for (int P : {1, 2}) {
+    DecodeCase c;
+    c.qg = 6;
+    c.block_size = 16;
+    c.seq_lens = {2100, 1025, 64, 1100};
+    c.partitions = P;
+    c.seed = 1300 + P;
+    check_both(c);
+  }
+}
+
 TEST(EmuDecode, ZeroScaleGroupsAreZeroWhateverTheirCodes) {
   // Sequence 0's V scale bytes all become 0 while its (nonzero) codes stay: spec §1 makes the
   // groups exactly zero, so its output is exactly +0 (the convert alone would give

@@ -1,10 +1,18 @@
 // The gfx950 partition reducer (arch/gfx950/reduce_kernel.hpp) in the emulator, on crafted
-// partition results: against the float64 formula of spec ultraquant.md §5 and against the
-// generic Kokkos reducer (src/uq/impl/reduce_generic.hpp) on the same partials, for partition
-// counts from 1 to 4096, empty partitions holding NaN partial rows (which must be skipped,
-// never multiplied by 0), rows with no partition at all, weights that underflow, and a
-// strided output; the lse of every row (revision 2), and rows holding a partition of a
-// non-finite query (l = m = NaN, spec §6), which must give all-NaN rows and a NaN lse.
+// partition results, compared three ways:
+//  * with the float64 formula of spec ultraquant.md §5.4 (tolerance derived below);
+//  * with the generic Kokkos reducer (src/uq/impl/reduce_generic.hpp) on the same partials:
+//    within twice the fp32 part of that bound plus one bf16 ulp (the two sum in different
+//    orders and take e^x differently), and bit for bit where every weight is exactly l_p
+//    (all m_p equal) and every sum is exact in fp32, so that no order can change a bit;
+//  * bit for bit with the kernel's documented fixed order (the reducer's header comment),
+//    restated here in fp32 on the host with the emulator's own exp2: every output element and
+//    every lse of every case.
+// Cases: partition counts from 1 to 4096, empty partitions holding NaN partial rows (which
+// must be skipped, never multiplied by 0), rows with no partition at all, weights that
+// underflow, a strided output; the lse of every row (revision 2), and rows holding a
+// partition of a non-finite query (l = m = NaN, spec §6), which must give all-NaN rows and a
+// NaN lse.
 #include "support/test_util.hpp"
 
 #include "gfx950/decode_emulated.hpp"
@@ -16,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -30,6 +39,7 @@ struct ReduceCase {
   double m_spread = 10.0;       // m uniform in [-m_spread, 2]
   bool all_empty_row = false;   // (b 0, head 0) has no partition
   bool nonfinite_row = false;   // (last b, head 1): one partition has l = m = NaN (its partial row finite)
+  bool exact = false;           // m = 1.5 where not empty, l and the partial values small integers
   std::uint64_t seed = 1;
 };
 
@@ -51,10 +61,11 @@ Partials make_partials(const ReduceCase& c) {
     // row = ((b * Hk + h) * P + p) * QG + r
     const std::int64_t r = row % c.qg, bh = row / c.qg / c.partitions;
     const bool empty = unit(rng) < c.empty_fraction || (c.all_empty_row && bh == 0 && r == 0);
-    p.views.m(row) = empty ? -INFINITY : m(rng);
-    p.views.l(row) = empty ? 0.0f : l(rng);
+    p.views.m(row) = empty ? -INFINITY : c.exact ? 1.5f : m(rng);
+    p.views.l(row) = empty ? 0.0f : c.exact ? std::floor(l(rng)) : l(rng);
     for (int d = 0; d < 256; ++d)
-      p.views.out(row * 256 + d) = empty ? uq::bf16{kPoisonBf16} : uq::codec::float_to_bf16(value(rng));
+      p.views.out(row * 256 + d) =
+          empty ? uq::bf16{kPoisonBf16} : uq::codec::float_to_bf16(c.exact ? std::round(value(rng)) : value(rng));
   }
   if (c.nonfinite_row) {  // partition P / 2 of (last sequence, query head 1): KV head 0, r = 1
     const std::int64_t row = (static_cast<std::int64_t>(c.num_seqs - 1) * c.num_kv_heads * c.partitions +
@@ -143,6 +154,68 @@ Expected expected_of(const ReduceCase& c, const Partials& p) {
   return e;
 }
 
+// The reducer's fixed order (arch/gfx950/reduce_kernel.hpp, its header comment), restated in
+// fp32 on the host: slot s of the workgroup sums w_p x_p (and, for S, w_p) over partitions
+// s, s + kReduceSlots, ... in order; the first and the second half of the slots are each added
+// in order, then the two halves.
+// e^x is the emulator's exp2 (uq::gfx950::fast_exp2, which follows UQ_EMU_EXP2) of x log2 e.
+struct OrderModel {
+  std::vector<std::uint16_t> out;  // [B][Hq][256]
+  std::vector<float> lse;          // [B][Hq]
+};
+
+OrderModel documented_order(const ReduceCase& c, const Partials& p) {
+  namespace g = uq::gfx950;
+  OrderModel o;
+  const int hq_count = c.num_kv_heads * c.qg;
+  const std::uint32_t P = static_cast<std::uint32_t>(c.partitions);
+  for (int b = 0; b < c.num_seqs; ++b)
+    for (int hq = 0; hq < hq_count; ++hq) {
+      const int h = hq / c.qg, r = hq % c.qg;
+      const std::int64_t first = (static_cast<std::int64_t>(b) * c.num_kv_heads + h) * c.partitions * c.qg + r;
+      const auto row = [&](std::uint32_t q) { return first + static_cast<std::int64_t>(q) * c.qg; };
+      float M = -INFINITY;
+      bool nonfinite = false;
+      for (std::uint32_t q = 0; q < P; ++q) {
+        if (p.views.m(row(q)) > -INFINITY) M = std::max(M, p.views.m(row(q)));
+        nonfinite = nonfinite || std::isnan(p.views.l(row(q)));
+      }
+      if (nonfinite) {
+        o.out.insert(o.out.end(), 256, static_cast<std::uint16_t>(g::kBf16NanPair & 0xFFFFu));
+        o.lse.push_back(NAN);
+        continue;
+      }
+      std::vector<float> w(P, 0.0f);
+      std::uint32_t live = P;  // the kernel stops at the last l > 0; the weights past it are 0
+      for (std::uint32_t q = 0; q < P; ++q) {
+        const float m = p.views.m(row(q)), l = p.views.l(row(q));
+        w[q] = l > 0.0f && m > -INFINITY ? l * g::fast_exp2((m - M) * g::kLog2e) : 0.0f;
+      }
+      float S_half[2] = {0.0f, 0.0f};
+      for (std::uint32_t slot = 0; slot < g::kReduceSlots; ++slot) {
+        float ws = 0.0f;
+        for (std::uint32_t q = slot; q < live; q += g::kReduceSlots) ws += w[q];
+        S_half[slot / (g::kReduceSlots / 2)] += ws;
+      }
+      const float S = S_half[0] + S_half[1];
+      for (int d = 0; d < 256; ++d) {
+        float half[2] = {0.0f, 0.0f};  // slots 0 .. 31, 32 .. 63
+        for (std::uint32_t slot = 0; slot < g::kReduceSlots; ++slot) {
+          float acc = 0.0f;
+          for (std::uint32_t q = slot; q < live; q += g::kReduceSlots) {
+            if (w[q] != 0.0f) acc += w[q] * uq::codec::bf16_to_float(p.views.out(row(q) * 256 + d));
+          }
+          half[slot / (g::kReduceSlots / 2)] += acc;
+        }
+        const float total = half[0] + half[1];
+        const float y = S > 0.0f ? total / S : 0.0f;
+        o.out.push_back(static_cast<std::uint16_t>(g::cvt_pk_bf16_f32(y, 0.0f) & 0xFFFFu));
+      }
+      o.lse.push_back(g::lse_of(M, S, false));
+    }
+  return o;
+}
+
 // Runs the emulated reducer into a view with the given dim stride (heads and sequences at
 // odd offsets); returns the output bits in [B][Hq][256] order and checks the gaps.
 using HostLse = Kokkos::View<float**, Kokkos::LayoutStride, HostMem, Kokkos::MemoryUnmanaged>;
@@ -212,7 +285,9 @@ void check(const ReduceCase& c, std::int64_t dim_stride = 1) {
   const Expected e = expected_of(c, p);
   const std::vector<std::uint16_t> emu = run_emulated(c, p, dim_stride);
   const std::vector<std::uint16_t> gen = run_generic(c, p);
+  const OrderModel order = documented_order(c, p);
   ASSERT_EQ(emu.size(), e.out.size());
+  ASSERT_EQ(order.out.size(), e.out.size());
   ASSERT_EQ(gen.size(), e.out.size());
   int reported = 0;
   std::int64_t identical = 0;
@@ -220,6 +295,10 @@ void check(const ReduceCase& c, std::int64_t dim_stride = 1) {
     const double got = uq::codec::bf16_to_float(uq::bf16{emu[i]});
     const double generic = uq::codec::bf16_to_float(uq::bf16{gen[i]});
     identical += emu[i] == gen[i];
+    if (emu[i] != order.out[i] && reported++ < 5)
+      ADD_FAILURE() << "element " << i << ": emulated bits " << emu[i] << ", the documented order gives " << order.out[i];
+    if (c.exact && emu[i] != gen[i] && reported++ < 5)
+      ADD_FAILURE() << "element " << i << ": exact data, emulated bits " << emu[i] << ", generic " << gen[i];
     if (std::isnan(e.out[i])) {  // a row holding a NaN l: all NaN on both
       if (!(std::isnan(got) && std::isnan(generic)) && reported++ < 5)
         ADD_FAILURE() << "element " << i << ": a row with a NaN l must be NaN, emulated " << got << ", generic "
@@ -238,6 +317,9 @@ void check(const ReduceCase& c, std::int64_t dim_stride = 1) {
   ASSERT_EQ(g_emulated_lse.size(), e.lse.size());
   ASSERT_EQ(g_generic_lse.size(), e.lse.size());
   for (std::size_t i = 0; i < e.lse.size(); ++i) {
+    EXPECT_TRUE(std::memcmp(&g_emulated_lse[i], &order.lse[i], 4) == 0 ||
+                (std::isnan(g_emulated_lse[i]) && std::isnan(order.lse[i])))
+        << "row " << i << ": lse " << g_emulated_lse[i] << ", the documented order gives " << order.lse[i];
     for (const float got : {g_emulated_lse[i], g_generic_lse[i]}) {
       if (std::isnan(e.lse[i]) || e.lse[i] == -INFINITY) {
         EXPECT_TRUE(std::isnan(e.lse[i]) ? std::isnan(got) : got == -INFINITY) << "row " << i << ": lse " << got;
@@ -251,12 +333,28 @@ void check(const ReduceCase& c, std::int64_t dim_stride = 1) {
 }
 
 TEST(EmuDecodeReduce, MatchesFormulaAndGenericAcrossPartitionCounts) {
-  for (int P : {1, 2, 5, 64, 257}) {
+  for (int P : {1, 2, 5, 64, 257, 1025}) {  // 1025: the build for P > 1024
     ReduceCase c;
     c.partitions = P;
     c.qg = P % 2 ? 6 : 16;
     c.num_kv_heads = 2;
     c.seed = 10 + P;
+    check(c);
+  }
+}
+
+// All m_p equal: every weight is l_p exactly (exp 0 = 1 in both paths), and with integer l_p
+// and partial values every product and sum is an integer below 2^24, exact in fp32 in any
+// order, so the emulated and the generic reducer must agree bit for bit (outputs; the lse
+// goes through two different logs). Not run with exp2 perturbed: exp2(0) is then not 1.
+TEST(EmuDecodeReduce, BitIdenticalToTheGenericReducerWhereEverySumIsExact) {
+  for (int P : {1, 3, 64, 257, 1000}) {
+    ReduceCase c;
+    c.partitions = P;
+    c.qg = 8;
+    c.num_kv_heads = 2;
+    c.exact = true;
+    c.seed = 500 + P;
     check(c);
   }
 }
@@ -306,17 +404,20 @@ TEST(EmuDecodeReduce, StridedOutput) {
 }
 
 TEST(EmuDecodeReduce, RejectsBadArguments) {
-  uq::gfx950::DecodeReduceLaunch l;
-  l.num_seqs = 1;
-  l.num_kv_heads = 1;
-  l.qg = 6;
-  l.partitions = 0;
-  try {
-    uq::gfx950::emulate_decode_reduce(l);
-    ADD_FAILURE() << "expected uq::Error";
-  } catch (const uq::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("uq::gfx950::launch_decode_reduce: argument 'partitions'"), std::string::npos)
-        << e.what();
+  for (int P : {0, 4097}) {  // 4097: past the reducer's m, l and weights (the spec's bound is 4096)
+    uq::gfx950::DecodeReduceLaunch l;
+    l.num_seqs = 1;
+    l.num_kv_heads = 1;
+    l.qg = 6;
+    l.partitions = P;
+    try {
+      uq::gfx950::emulate_decode_reduce(l);
+      ADD_FAILURE() << "expected uq::Error for P = " << P;
+    } catch (const uq::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("uq::gfx950::launch_decode_reduce: argument 'partitions'"),
+                std::string::npos)
+          << e.what();
+    }
   }
 }
 

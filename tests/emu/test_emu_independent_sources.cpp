@@ -34,7 +34,35 @@
 //         bit 3 = swz, bit 4 = sc1": ROCm/composable_kernel's amd_buffer_coherence_enum comment
 //         and triton-lang/triton's AMD backend (the comment above its cache-policy helper for
 //         ROCDL raw buffer loads/stores, "gfx942 and gfx950").
+//  [TRITON-LIT] test/TritonGPU/amd/accelerate-amd-matmul-mfma-gfx950.mlir of Triton (read in
+//         facebookexperimental/triton @213af0e2, a fork carrying triton-lang/triton's file), the
+//         MFMA16 checks of @mfma_dot_scaled_fp8_mxfp4 (16x16x128, e4m3 x e2m1): the scales of
+//         a 16-row operand are laid out as #ttg.linear<{register = [[0, 4]], lane = [[1, 0],
+//         [2, 0], [4, 0], [8, 0], [0, 1], [0, 2]]}> over (row or column, scale block): lane bits
+//         0-3 add 1, 2, 4, 8 to the row, lane bits 4-5 add 1, 2 to the block, a register bit 4
+//         blocks (the next 128 K). So block kb of row m sits in lane m + 16 (kb mod 4).
+//  [TRITON-LL] lib/Dialect/TritonGPU/IR/LinearLayoutConversions.cpp of triton-lang/triton
+//         (mfmaDotToLinearLayout, the version of the search index, listed at commit 1706ecf2):
+//         a dot operand of an MFMA with non-K size 16 and kWidth k has registers identity1D(k)
+//         along K, lanes identity1D(16) along the non-K dim then identity1D(4) along K, and
+//         the 64 x k... tile repeated along K in registers when K exceeds 4 k. For the scaled
+//         16x16x128 with fp8 (kWidth 16, as the lit test above checks): byte j of lane
+//         (g = l / 16, n = l % 16) holds k = 16 g + (j mod 16) + 64 (j / 16).
+//  [AITER-MXFP] ROCm/aiter op_tests/opus/device/test_mxfp.cu (commit e4048607), AMD's gfx950
+//         test of the scaled MFMAs against torch: mxfp4_kernel<16, 16, 128> gives lane (group4 =
+//         l / 16, lane16 = l % 16) the 16 bytes of A row lane16 from byte 16 group4 (32 fp4,
+//         low nibble first), B column lane16 from rows 32 group4 + 2i, 2i + 1 packed low,
+//         high into byte i, uniform integer scales, and stores c_reg[i] to C[4 group4 + i][lane16].
+//  [SEED] shared/seeds/000_... (the FlyDSL kernel this port replaces, run on MI355X by its
+//         authors): the rotated query is stored at the physical position inv(qperm)(d) =
+//         (d & 0x8F) | ((d >> 2) & 0x10) | ((d << 1) & 0x60) of its natural dim d, and the
+//         scaled MFMA's Q operand of issue h, lane (g, r) is the 32 consecutive physical
+//         positions 128 h + 32 g .. + 31 of row r (its hoisted q_op loads).
 #include <array>
+#include <cmath>
+#include <cstring>
+
+#include "gfx950/decode_query.hpp"
 
 #include "emu_test_support.hpp"
 
@@ -243,6 +271,145 @@ TEST(EmuIndependentSources, TransposeReadGivesTheOperandAmdsHardwareTestExpects)
       EXPECT_EQ(got[8 * l + t], value(8 * (l / 32) + t, l % 32)) << "lane " << l << " item " << t;
     }
   }
+}
+
+
+// ---------------------------------------------------------------- [TRITON-LIT] scale lanes
+// B (e2m1, as in the lit test) has its scales by the Triton layout; A (e4m3) the constant 127,
+// as the lit test's %cst0. A is 1.0 at (row m, k) and B 1.0 at (k, column n) for one k of block
+// kb: D[m][n] is then the scale of column n, block kb alone, which must come from lane
+// n + 16 kb.
+int fp8_lane_group(int k) { return (k % 64) / 16; }   // [TRITON-LL]: k = 16 g + (j mod 16) + 64 (j / 16)
+int fp8_byte(int k) { return k % 16 + 16 * (k / 64); }
+
+TEST(EmuIndependentSources, ScaleLanesOfTritonsGfx950LitTest) {
+  for (int kb = 0; kb < 4; ++kb) {
+    for (int m : {0, 5, 15}) {
+      std::array<f32x4, 64> d{};
+      const int k = 32 * kb + 7;
+      run_one_wave([&] {
+        const int l = static_cast<int>(lane_id());
+        std::uint8_t a8[32] = {}, b4[32] = {};
+        if (l % 16 == m && l / 16 == fp8_lane_group(k)) a8[fp8_byte(k)] = 0x38;  // e4m3 1.0
+        if (l / 16 == k / 32) {                       // e2m1 k = 32 g + j, low nibble first
+          const int j = k % 32;
+          b4[j / 2] = static_cast<std::uint8_t>(0x2u << (4 * (j % 2)));  // e2m1 1.0
+        }
+        i32x8 a, b;
+        std::memcpy(&a, a8, 32);
+        std::memcpy(&b, b4, 32);
+        // lane l's B scale: 2^(l % 16 + 3 (l / 16) - 30), distinct per (column, block)
+        const std::int32_t scale_b = 97 + l % 16 + 3 * (l / 16);
+        d[static_cast<std::size_t>(l)] = mfma_scale_f32_16x16x128_f8f6f4<kFp8, kFp4>(a, b, f32x4{0, 0, 0, 0}, 127, scale_b);
+      });
+      for (int n = 0; n < 16; ++n) {
+        const int lane = n + 16 * kb;  // [TRITON-LIT]
+        const float want = std::ldexp(1.0f, 97 + lane % 16 + 3 * (lane / 16) - 127);
+        const LaneItem at = calc_d(m, n);
+        EXPECT_EQ(d[static_cast<std::size_t>(at.lane)][at.item], want) << "row " << m << ", column " << n << ", block " << kb;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- [TRITON-LL] fp8 operand
+// Every k of the fp8 x fp8 16x16x128 product placed by Triton's kWidth-16 map in A (row m)
+// and in B (column n) meets itself: D[m][n] = 1 exactly when both ones carry the same k.
+TEST(EmuIndependentSources, TritonsKWidth16MapIsTheFp8OperandLayout) {
+  int checked = 0;
+  for (int ka = 0; ka < 128; ka += 5) {
+    for (int kb : {ka, (ka + 64) % 128, (ka + 16) % 128, ka ^ 1}) {
+      std::array<f32x4, 64> d{};
+      const int m = ka % 16, n = (ka * 7) % 16;
+      run_one_wave([&] {
+        const int l = static_cast<int>(lane_id());
+        std::uint8_t a8[32] = {}, b8[32] = {};
+        if (l % 16 == m && l / 16 == fp8_lane_group(ka)) a8[fp8_byte(ka)] = 0x38;
+        if (l % 16 == n && l / 16 == fp8_lane_group(kb)) b8[fp8_byte(kb)] = 0x38;
+        i32x8 a, b;
+        std::memcpy(&a, a8, 32);
+        std::memcpy(&b, b8, 32);
+        d[static_cast<std::size_t>(l)] = mfma_f32_16x16x128_f8f6f4<kFp8, kFp8>(a, b, f32x4{0, 0, 0, 0});
+      });
+      const LaneItem at = calc_d(m, n);
+      EXPECT_EQ(d[static_cast<std::size_t>(at.lane)][at.item], ka == kb ? 1.0f : 0.0f) << "k of A " << ka << ", of B " << kb;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 26 * 4);
+}
+
+// ---------------------------------------------------------------- [AITER-MXFP] fp4 A, B and D
+// AMD's test's loads and store around the emulated instruction, on random e2m1 data with unit
+// scales: C must be the exact product (every partial sum is a multiple of 1/4 below 2^12).
+TEST(EmuIndependentSources, AitersMxfp4TestLayoutsGiveTheExactProduct) {
+  std::mt19937 g(4713);
+  std::uint8_t A[16][64], B[128][8];  // packed e2m1: A[M][K / 2], B[K][N / 2], row-major
+  for (auto& row : A)
+    for (auto& x : row) x = static_cast<std::uint8_t>(g());
+  for (auto& row : B)
+    for (auto& x : row) x = static_cast<std::uint8_t>(g());
+  const auto nib = [](std::uint8_t byte, int hi) { return static_cast<unsigned>(hi ? byte >> 4 : byte & 0xF); };
+  std::array<f32x4, 64> c{};
+  run_one_wave([&] {
+    const int l = static_cast<int>(lane_id()), lane16 = l % 16, group4 = l / 16;
+    std::uint8_t a[32] = {}, b[32] = {};
+    for (int i = 0; i < 16; ++i) a[i] = A[lane16][group4 * 16 + i];
+    for (int i = 0; i < 16; ++i) {
+      const std::uint8_t byte0 = B[32 * group4 + 2 * i][lane16 / 2], byte1 = B[32 * group4 + 2 * i + 1][lane16 / 2];
+      b[i] = static_cast<std::uint8_t>(nib(byte0, lane16 % 2) | (nib(byte1, lane16 % 2) << 4));
+    }
+    i32x8 av, bv;
+    std::memcpy(&av, a, 32);
+    std::memcpy(&bv, b, 32);
+    c[static_cast<std::size_t>(l)] = mfma_scale_f32_16x16x128_f8f6f4<kFp4, kFp4>(av, bv, f32x4{0, 0, 0, 0}, 127, 127);
+  });
+  for (int mm = 0; mm < 16; ++mm) {
+    for (int nn = 0; nn < 16; ++nn) {
+      double want = 0.0;
+      for (int k = 0; k < 128; ++k) {
+        want += format_value(kFp4, nib(A[mm][k / 2], k % 2)) * format_value(kFp4, nib(B[k][nn / 2], nn % 2));
+      }
+      const int lane = nn + 16 * (mm / 4), item = mm % 4;  // C[4 group4 + i][lane16] = c_reg[i]
+      EXPECT_EQ(static_cast<double>(c[static_cast<std::size_t>(lane)][item]), want) << "C[" << mm << "][" << nn << "]";
+    }
+  }
+}
+
+// ---------------------------------------------------------------- [SEED] the Q operand
+// The decode kernel's Q operand (decode_query.hpp: query_operand, through its LDS layout) holds,
+// for all 256 dims, what the seed's operand holds: byte t of lane (g, r), issue h = the natural
+// dim d with inv(qperm)(d) = 128 h + 32 g + t.
+TEST(EmuIndependentSources, QueryOperandIsTheSeedsInverseQpermOfItsLdsRead) {
+  const auto inv_qperm = [](unsigned d) { return (d & 0x8Fu) | ((d >> 2) & 0x10u) | ((d << 1) & 0x60u); };
+  unsigned natural_of[256];
+  for (unsigned d = 0; d < 256; ++d) natural_of[inv_qperm(d)] = d;
+  for (unsigned p = 0; p < 256; ++p) ASSERT_EQ(inv_qperm(natural_of[p]), p) << "inv(qperm) is a permutation";
+  struct QRows {};
+  std::vector<std::uint8_t> got(64 * 2 * 32);
+  run_one_wave([&] {
+    const std::uint32_t lds = lds_allocate<16 * 256, QRows>();
+    const std::uint32_t l = lane_id();
+    for (std::uint32_t j = 0; j < 4; ++j) {  // lane l writes chunk l % 16 of rows 4 (l / 16) + j: byte = its dim
+      const std::uint32_t row = 4 * (l / 16) + j, chunk = l % 16;
+      u32x4 w;
+      for (std::uint32_t e = 0; e < 4; ++e) {
+        const std::uint32_t d = 16 * chunk + 4 * e;
+        w[e] = d | ((d + 1) << 8) | ((d + 2) << 16) | ((d + 3) << 24);
+      }
+      lds_store(uq::gfx950::decode_detail::query_chunk_at(lds, row, chunk), w);
+    }
+    barrier();
+    for (int h = 0; h < 2; ++h) {
+      const i32x8 op = uq::gfx950::decode_detail::query_operand<16>(lds, l, h);
+      std::memcpy(&got[(l * 2 + static_cast<std::uint32_t>(h)) * 32], &op, 32);
+    }
+  });
+  for (unsigned l = 0; l < 64; ++l)
+    for (unsigned h = 0; h < 2; ++h)
+      for (unsigned t = 0; t < 32; ++t) {
+        EXPECT_EQ(got[(l * 2 + h) * 32 + t], natural_of[128 * h + 32 * (l / 16) + t]) << "lane " << l << ", issue " << h << ", byte " << t;
+      }
 }
 
 // ---------------------------------------------------------------- [CK-TRITON] cache bits

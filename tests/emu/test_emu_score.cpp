@@ -133,7 +133,7 @@ PathResult run_path(const ScoreCase& c, const Layouts& v, bool emulated, const S
     p.local_blocks = c.local_blocks;
     p.max_blocks = c.max_blocks;
     uq::gfx950::ScoreLaunch l = uq::gfx950::score_launch(q, uq::impl::index_cache_addressing(in.cache), tables, lens,
-                                                         scores, table.view(), counters.view(), p, c.num_reqs, nullptr);
+                                                         scores, table.view(), counters.view(), p, c.num_reqs);
     l.knobs = knobs ? *knobs
                     : uq::gfx950::choose_score_knobs(c.num_reqs, c.max_blocks, c.query_len, c.heads, kTestComputeUnits);
     uq::gfx950::emulate_score(l);

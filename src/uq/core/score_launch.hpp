@@ -66,6 +66,14 @@ ScoreLaunchOf<Knobs> with_knobs(const ScoreLaunch& l, const Knobs& knobs) {
   return k;
 }
 
+// A path's launch with the knobs its rule chooses from the shape and the device's compute units
+// (choose: a path's choose_score_knobs(batch, max_blocks, query_len, heads, compute_units)).
+template <class Knobs>
+ScoreLaunchOf<Knobs> with_chosen_knobs(const ScoreLaunch& l,
+                                       Knobs (*choose)(int batch, int max_blocks, int query_len, int heads, int units)) {
+  return with_knobs(l, choose(l.num_reqs, l.max_blocks, l.query_len, l.heads, l.compute_units));
+}
+
 // q: [num_reqs * QL, H, 128] uint8 (any layout); cache: uq::impl::IndexCacheAddressing;
 // tables: [num_reqs, max_blocks] int32; lens: [num_reqs] int32; scores: [H, num_reqs * QL, S]
 // float (any layout); table: the dequantisation table view (2048 bytes); counters: the
@@ -73,7 +81,7 @@ ScoreLaunchOf<Knobs> with_knobs(const ScoreLaunch& l, const Knobs& knobs) {
 template <class Q, class Cache, class Tables, class Lens, class Out, class Table, class Counters, class Params>
 ScoreLaunch make_score_launch(const Q& q, const Cache& cache, const Tables& tables, const Lens& lens, const Out& scores,
                               const Table& table, const Counters& counters, const Params& params, std::int64_t num_reqs,
-                              int compute_units, void* stream = nullptr) {
+                              int compute_units = 0, void* stream = nullptr) {
   static_assert(sizeof(*q.data()) == 1 && sizeof(*table.data()) == 1, "q and the table are bytes");
   static_assert(sizeof(*scores.data()) == 4 && sizeof(*tables.data()) == 4 && sizeof(*lens.data()) == 4,
                 "float scores, int32 tables and lengths");

@@ -10,6 +10,7 @@
 #include "uq/impl/device_info.hpp"
 #include "uq/impl/reduce_generic.hpp"
 #include "uq/impl/dispatch.hpp"
+#include "uq/partitions.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -37,6 +38,12 @@ using NoDecodeOut = Kokkos::View<bf16***, Kokkos::LayoutStride, MemSpace>;
 template <class MemSpace>
 using NoDecodeLse = Kokkos::View<float**, Kokkos::LayoutStride, MemSpace>;
 
+// Whether a path's partition-kernel specialisation chooses its own default partitions.
+template <class Op, class = void>
+struct has_partition_rule : std::false_type {};
+template <class Op>
+struct has_partition_rule<Op, std::void_t<decltype(&Op::default_partitions)>> : std::true_type {};
+
 template <class ExecSpace>
 struct DecodeDispatch {
   using MemSpace = typename ExecSpace::memory_space;
@@ -53,6 +60,21 @@ struct DecodeDispatch {
   static PathChoice candidate(Backend requested, const DeviceInfo& dev, bool direct) {
     return direct ? Partitions::candidate("uq::decode", requested, dev)
                   : TwoKernels::candidate("uq::decode", requested, dev);
+  }
+
+  // The plan's P and TGPP when the user does not override them: the candidate path's own rule
+  // where its partition kernel has one (a static default_partitions, spec ultraquant.md §5.7),
+  // else `spec`, the spec's default.
+  static PartitionChoice default_partitions(Path candidate, std::int64_t max_seqs, int num_kv_heads,
+                                            int max_blocks_per_seq, int block_size, int compute_units,
+                                            const PartitionChoice& spec) {
+    PartitionChoice c = spec;
+    with_tuned_path<ExecSpace>(candidate, [&](auto path) {
+      using Op = TunedOp<decltype(path)::value, DecodePartitionsLaunch>;
+      if constexpr (has_partition_rule<Op>::value)
+        c = Op::default_partitions(max_seqs, num_kv_heads, max_blocks_per_seq, block_size, compute_units, spec);
+    });
+    return c;
   }
 
   // One decode call: with out.data() != nullptr only when P = 1 (`direct`), the partition

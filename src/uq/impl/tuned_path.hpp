@@ -18,6 +18,7 @@
 //   prepare(launch) -> Prepared              the launcher's checks; throws uq::Error naming what
 //                                            it cannot take (the dispatcher falls back on it)
 //   launch(exec, launch, prepared)           launches on exec's stream (no checks left to do)
+// (LauncherOp below builds one from a launcher's two halves.)
 //
 // The specialisations of this build (the tuned_path.hpp of each arch folder) are included below;
 // the one dispatcher (uq/impl/dispatch.hpp) walks the rows of kTunedPaths (uq/backend.hpp) and
@@ -42,6 +43,20 @@ struct TunedSpace {
 template <Path P, class Launch>
 struct TunedOp {
   static constexpr bool available = false;
+};
+
+// A TunedOp made of a launcher's two halves, the one way a path's kernel arguments are built:
+// Make(launch) checks the launch and returns the kernel arguments (arch/<path>/*_launch_args.hpp,
+// plain C++, testable without a device), Run(launch, arguments) launches them (launch_*.hpp).
+template <class Launch, class Args, Args (*Make)(const Launch&), void (*Run)(const Launch&, const Args&)>
+struct LauncherOp {
+  static constexpr bool available = true;
+  using Prepared = Args;
+  static Prepared prepare(const Launch& l) { return Make(l); }
+  template <class ExecSpace>
+  static void launch(const ExecSpace&, const Launch& l, const Prepared& a) {
+    Run(l, a);
+  }
 };
 
 }  // namespace impl
