@@ -191,7 +191,7 @@ struct DecodePartitionsGeneric {
   static constexpr int kBlockPwOff = kBlockScOff + QG * kTile;           // [QG][16] (host path)
   static constexpr int kBlockFloats = kBlockPwOff + QG * kTile;
   static_assert(kBlockQ8Off % 4 == 0 && kBlockFloats % 4 == 0, "q8 and every block start 16-byte aligned");
-  static constexpr std::int64_t extra_scratch_bytes(int max_query_len) {
+  static KOKKOS_INLINE_FUNCTION constexpr std::int64_t extra_scratch_bytes(int max_query_len) {
     return max_query_len > 1 ? static_cast<std::int64_t>(max_query_len - 1) * kBlockFloats * 4 : 0;
   }
 
