@@ -122,8 +122,8 @@ TEST(GatherKv, BadKvStartLoc) {
       {{3, 50, 110, 180}, {"kv_start_loc[0] == 0", "kv_start_loc[0] = 3"}},
       {{0, 60, 50, 180}, {"non-decreasing", "kv_start_loc[2] = 50 < kv_start_loc[1] = 60"}},
   };
-  for (const auto& [starts, words] : host_errors)
-    expect_error([&] { run_gather(c, d, starts, {}); }, {"uq::gather_kv", "kv_start_loc", words[0], words[1]});
+  for (const auto& e : host_errors)  // (no structured bindings: C++17 lambdas cannot capture them)
+    expect_error([&] { run_gather(c, d, e.first, {}); }, {"uq::gather_kv", "kv_start_loc", e.second[0], e.second[1]});
   // The last entry against T = k_out.extent(0), with outputs of 180 rows.
   {
     const DeviceDecodeInputs in = decode_inputs_on_device(c.base, d);
