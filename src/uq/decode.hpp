@@ -211,6 +211,9 @@ class DecodePlan {
   // grid is the plan's whatever the n_b (graph-capturable); with every n_b = 1 the bits are
   // those of run() above on the same path. No tuned path has this variant yet: it runs the
   // generic kernels (path_reason() says so) and reads each KV tile once for all query tokens.
+  // A plan with max_query_len > 1 keeps the rows of query tokens past a sequence's first in
+  // Kokkos level-1 team scratch, which Kokkos allocates at the first launch that needs it: run
+  // the plan once before capturing it in a graph (as engines warm up anyway).
   template <class Q, class Cache, class Tables, class Lens, class Starts, class Out,
             std::enable_if_t<impl::is_view_of_rank<Starts, 1>::value, int> = 0>
   void run(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens,
@@ -379,7 +382,7 @@ class DecodePlan {
     using impl::str;
     const std::int64_t num_seqs = static_cast<std::int64_t>(block_tables.extent(0));
     const std::int64_t T = static_cast<std::int64_t>(q.extent(0));
-    check_inputs(q, kv_cache, block_tables, seq_lens, num_seqs);
+    check_inputs(q, kv_cache, block_tables, seq_lens, num_seqs, false);
     require(T <= max_query_tokens_of(shape_), fn, "q",
             "extent(0) (query tokens) <= the plan's max query tokens = " + str(max_query_tokens_of(shape_)), str(T));
     if (given) {
@@ -434,14 +437,14 @@ class DecodePlan {
 
   template <class Q, class Cache, class Tables, class Lens>
   void check_inputs(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens) const {
-    check_inputs(q, kv_cache, block_tables, seq_lens, static_cast<std::int64_t>(q.extent(0)));
+    check_inputs(q, kv_cache, block_tables, seq_lens, static_cast<std::int64_t>(q.extent(0)), true);
   }
 
   // num_seqs: q.extent(0) for the one-token decode, block_tables.extent(0) with several query
   // tokens per sequence (q's rows are then query tokens, checked by the caller).
   template <class Q, class Cache, class Tables, class Lens>
   void check_inputs(const Q& q, const Cache& kv_cache, const Tables& block_tables, const Lens& seq_lens,
-                    std::int64_t num_seqs) const {
+                    std::int64_t num_seqs, bool one_token) const {
     static_assert(impl::ViewContract<ExecSpace, Q, bf16, 3>::ok, "");
     static_assert(impl::ViewContract<ExecSpace, Cache, std::uint8_t, 4>::ok, "");
     static_assert(impl::IndexViewContract<ExecSpace, Tables, 2, std::int32_t>::ok, "");
@@ -451,7 +454,6 @@ class DecodePlan {
     using impl::str;
     impl::require_extent(fn, "q", q, 2, kHeadDim, "head dim");
     const impl::KvCacheGeometry geo = impl::check_kv_cache(fn, kv_cache);
-    const bool one_token = num_seqs == static_cast<std::int64_t>(q.extent(0)) && cfg_.query_len == 1;
     require(num_seqs <= shape_.max_seqs, fn, one_token ? "q" : "block_tables",
             "extent(0) (num_seqs) <= the plan's max_seqs = " + str(shape_.max_seqs), str(num_seqs));
     require(geo.num_kv_heads == shape_.num_kv_heads, fn, "kv_cache",
