@@ -560,7 +560,7 @@ class Count:
             self.by_category[category(i, conv, mma_loads)] += w
             self.by_opcode[i.op] += w
             if i.src:
-                self.by_line[i.src] += w
+                self.by_line[(i.src, category(i, conv, mma_loads), part)] += w
             n += 1
         old = self.parts.get(part, (0, warps))
         self.parts[part] = (old[0] + n, warps)
@@ -630,6 +630,42 @@ def count_kernel(name, ins, partition_tiles=0):
     return c
 
 
+def source_text(path, line, cache={}):
+    """The text of a source line, if the file is readable here (the audit: not the tests)."""
+    if path not in cache:
+        try:
+            with open(path) as f:
+                cache[path] = f.read().split("\n")
+        except OSError:
+            cache[path] = []
+    text = cache[path]
+    return text[line - 1].strip() if 0 < line <= len(text) else ""
+
+
+def line_table(c):
+    """Per token by the kernel's own statement (the outermost frame of the inlined location),
+    split into conversion and the rest, each with its source text; then the innermost lines."""
+    out = ["  by statement of the kernel (outermost frame), per token: all / conversion / rest, by part"]
+    stmt = collections.defaultdict(lambda: collections.Counter())
+    inner = collections.defaultdict(lambda: collections.Counter())
+    for (src, cat, part), w in c.by_line.items():
+        key = src[-1]
+        stmt[key]["all"] += w
+        stmt[key]["_conv" if cat == "conversion" else "_rest"] += w
+        stmt[key][cat] += w
+        stmt[key]["copy" if part.startswith("copy") or part.startswith("producer") else "consumer"] += w
+        inner[src[0]][cat] += w
+    for (f, n), v in sorted(stmt.items(), key=lambda x: -x[1]["all"]):
+        cats = ", ".join(f"{k} {v[k]:.2f}" for k in CATEGORIES if v[k] >= 0.005 and k != "conversion")
+        out.append(f"    {v['all']:6.2f} {v['_conv']:6.2f} {v['_rest']:6.2f}  {os.path.basename(f)}:{n}"
+                   f"{'  [copy issue]' if v['copy'] > v['consumer'] else ''}  ({cats})  {source_text(f, n)[:90]}")
+    out.append("  by innermost source line, per token (category: count)")
+    for (f, n), v in sorted(inner.items(), key=lambda x: -sum(x[1].values())):
+        cats = ", ".join(f"{k} {v[k]:.2f}" for k in CATEGORIES if v[k] >= 0.005)
+        out.append(f"    {sum(v.values()):6.2f}  {os.path.basename(f)}:{n}  ({cats})  {source_text(f, n)[:80]}")
+    return out
+
+
 def report(c, lines=False, budget=None):
     out = []
     out.append(f"{short_name(c.name)}  ({c.name})")
@@ -650,10 +686,7 @@ def report(c, lines=False, budget=None):
         out.append(f"  partition code outside the tile loop: {n} instructions x 4 warps over {t} tiles = {v:.2f} per token "
                    f"(not in the count)")
     if lines:
-        out.append("  by source line (innermost <- call sites), per token:")
-        for src, v in sorted(c.by_line.items(), key=lambda x: -x[1]):
-            where = " <- ".join(f"{os.path.basename(f)}:{n}" for f, n in src)
-            out.append(f"    {v:6.3f}  {where}")
+        out.extend(line_table(c))
     return "\n".join(out)
 
 
