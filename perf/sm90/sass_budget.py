@@ -14,9 +14,8 @@
             --expect-over-budget       invert --budget: pass only if the count is above B (the
                                        self-test that the budget check fails on a real kernel)
     other:  --lines                    per source line (needs a listing with line info: the audit)
-            --partition-tiles N        also print the partition's code outside the tile loop
-                                       shared over N tiles (to compare with ncu's whole-kernel
-                                       counts; not part of any check)
+            --groups FILE              per group of kernel statements (FILE: `name | lines`;
+                                       the audit's is in its campaign folder)
 
 Tools: --cuobjdump and --nvdisasm (default: found on PATH). Nothing here depends on how a tool
 wraps long lines or on the length of a path: cuobjdump only extracts the cubins into a
@@ -575,7 +574,7 @@ def short_name(mangled):
     return mangled
 
 
-def count_kernel(name, ins, partition_tiles=0):
+def count_kernel(name, ins):
     cfg = Cfg(ins)
     gmma_loops = [(h, lat, body) for h, lat, body in cfg.loops()
                   if any(is_gmma(i) for b in body for i in cfg.insns(b))]
@@ -612,21 +611,6 @@ def count_kernel(name, ins, partition_tiles=0):
             c.notes.append(f"copy issue: producer loop at {cfg.ins[cfg.blocks[ph][0]].addr:#x}, one iteration per tile")
         else:
             c.notes.append("copy issue: none inside or beside the tile loop (synchronous copies are in the loop's count)")
-    if partition_tiles:
-        outer = [(h, lat, b) for h, lat, b in cfg.loops() if body < b]
-        if outer:
-            oh, olat, obody = min(outer, key=lambda x: len(x[2]))
-            okeep, _ = steady_edges(cfg, obody, oh)
-            # the partition's code outside the tile loop (setup, epilogue), by every warp
-            okeep = {u: [v for v in vs if v not in body] for u, vs in okeep.items() if u not in body}
-            # the tile loop's exits rejoin the partition code: continue from them
-            starts = {oh} | {v for u in body for _, v in cfg.succ[u] if v in obody and v not in body}
-            seen = set()
-            for s in starts:
-                seen |= reach(okeep, s)
-            seen -= body
-            n = sum(len(cfg.insns(b)) for b in seen)
-            c.partition = (n, partition_tiles, n * WARPGROUP_WARPS / (partition_tiles * TILE_TOKENS))
     return c
 
 
@@ -666,7 +650,42 @@ def line_table(c):
     return out
 
 
-def report(c, lines=False, budget=None):
+def parse_groups(path):
+    """[(name, set of kernel lines)] from a file of `name | 12 40-52 ...` lines (# comments)."""
+    groups = []
+    for raw in open(path).read().split("\n"):
+        raw = raw.split("#")[0].strip()
+        if not raw:
+            continue
+        name, _, ranges = raw.partition("|")
+        lines = set()
+        for r in ranges.split():
+            a, _, b = r.partition("-")
+            lines.update(range(int(a), int(b or a) + 1))
+        groups.append((name.strip(), lines))
+    return groups
+
+
+def group_table(c, groups):
+    """Per token by group of kernel statements: all, conversion, the rest, by category."""
+    acc = collections.OrderedDict((name, collections.Counter()) for name, _ in groups)
+    acc["(no group)"] = collections.Counter()
+    for (src, cat, _), w in c.by_line.items():
+        name = next((n for n, lines in groups if src[-1][1] in lines), "(no group)")
+        acc[name][cat] += w
+        acc[name]["_all"] += w
+    out = ["  by group (per token): | group | all | conversion | rest | rest by category |", "  |---|---:|---:|---:|---|"]
+    rest_total = 0.0
+    for name, v in acc.items():
+        rest = v["_all"] - v["conversion"]
+        rest_total += rest
+        cats = ", ".join(f"{k} {v[k]:.2f}" for k in CATEGORIES if v[k] >= 0.005 and k != "conversion")
+        out.append(f"  | {name} | {v['_all']:.2f} | {v['conversion']:.2f} | {rest:.2f} | {cats} |")
+    out.append(f"  not conversion, in all: {rest_total:.2f}")
+    return out
+
+
+def report(c, lines=False, budget=None, groups=None):
     out = []
     out.append(f"{short_name(c.name)}  ({c.name})")
     out.append(f"  tile loop {c.loop[0]:#x}..{c.loop[1]:#x}; edges not taken in the steady state: "
@@ -681,10 +700,8 @@ def report(c, lines=False, budget=None):
     out.append("  by opcode (per token):")
     for op, v in sorted(c.by_opcode.items(), key=lambda x: -x[1])[:24]:
         out.append(f"    {op:40s} {v:6.2f}")
-    if hasattr(c, "partition"):
-        n, t, v = c.partition
-        out.append(f"  partition code outside the tile loop: {n} instructions x 4 warps over {t} tiles = {v:.2f} per token "
-                   f"(not in the count)")
+    if groups:
+        out.extend(group_table(c, groups))
     if lines:
         out.extend(line_table(c))
     return "\n".join(out)
@@ -823,7 +840,7 @@ def main(argv):
     ap.add_argument("--budget", type=float)
     ap.add_argument("--expect-over-budget", action="store_true")
     ap.add_argument("--lines", action="store_true")
-    ap.add_argument("--partition-tiles", type=int, default=0)
+    ap.add_argument("--groups")
     ap.add_argument("--self-test", action="store_true")
     a = ap.parse_args(argv)
     if a.self_test:
@@ -839,8 +856,8 @@ def main(argv):
         raise SystemExit(f"sass_budget: no kernel matches {a.kernel}; kernels: " + ", ".join(funcs))
     status = 0
     for n in names:
-        c = count_kernel(n, funcs[n], a.partition_tiles)
-        print(report(c, a.lines, a.budget))
+        c = count_kernel(n, funcs[n])
+        print(report(c, a.lines, a.budget, parse_groups(a.groups) if a.groups else None))
         status |= check(c, a.expect, a.tolerance, a.budget, a.expect_over_budget)
     return status
 
