@@ -7,6 +7,7 @@
                                                                  (with -gi: source lines too)
     sass_budget.py --self-test                                  the counter on listings whose
                                                                  counts are known
+                                                                 (sass_budget_self_test.py)
 
     checks: --expect N --tolerance T   the count must lie in N +- T (a recorded count: any
                                        regression, or a broken counter, shows)
@@ -38,14 +39,18 @@ What is counted, and how (the model; docs/perf-log/2026-12-05-sm90-instruction-b
       the "no thread" side: a kernel votes to skip work that the steady state does not need
       (today: the two-multiply P.V of a tile with a scale byte >= 133; the second design: the
       rescale gated by a ballot of moved maxima).
-* Copy issue (cp.async.bulk = UBLKCP, tensor-map copies = UTMALDG, mbarrier expect_tx =
-  SYNCS.ARRIVE.TRANS64): inside the tile loop, the outermost if-then region that holds it is
-  one warp's work (today: `warp == 0 && refill`), counted once per tile instead of 4 times. A
-  kernel whose copies are issued in a loop of their own (a producer warp: the second design)
-  adds that loop's iteration once per tile.
-* Per token and KV head = (4 x consumer path + copy-issue region) / 64: what ncu's "warp
-  instructions executed" per token gives for a long partition (predicated-off instructions
-  are issued, and counted).
+* Copy issue (the copies: cp.async.bulk = UBLKCP, tensor-map loads = UTMALDG / UTMAPF): inside
+  the tile loop, the outermost if-then region that holds it is one warp's work (today: `warp ==
+  0 && refill`), counted once per tile instead of 4 times, along its shortest path through the
+  copies (the table refills, partition switches and bad-id counts it can skip are not the
+  steady state; today 106 of the region's 606 instructions). A kernel whose copies are issued
+  by a loop of their own (a producer warp: the second design) adds one iteration of that loop
+  per tile, counted the same way. Work that helper warps do in other loops (tables built for
+  the consumers, say) is not seen: a kernel that has such loops must extend the model.
+* Per token and KV head = (4 x consumer path + copy issue) / 64: what ncu's "warp instructions
+  executed" per token gives for a long partition (predicated-off instructions are issued, and
+  counted). Left out: the partition's setup and epilogue, the CTA's prologue (1.7 and ~0.9 per
+  token today at 64 x 131k, where ncu counts 53.1 against the loop's 50.3).
 
 Categories (by opcode, except conversion): conversion = every instruction on a data path from
 a shared-memory load to the A operand registers of a warpgroup MMA (the K/V code -> E4M3/bf16
@@ -60,209 +65,17 @@ import argparse
 import collections
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
+
+from sass_cfg import BRANCHES, Cfg, disassemble, parse_listing
 
 TILE_TOKENS = 64          # tokens per tile: the wgmma M of the QK (tokens as M)
 WARPGROUP_WARPS = 4       # warps that execute one warpgroup MMA
 
-# ---------------------------------------------------------------- the listing
-FUNC_RE = re.compile(r"^//-+ \.text\.(\S+) -+\s*$")
-LABEL_RE = re.compile(r"^(\.L_x_\d+):")
-INSN_RE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:(@!?U?P[T0-9]+)\s+)?([A-Z][A-Za-z0-9_.]*)\s*(.*?)\s*;")
-LINE_RE = re.compile(r'^\s*//## File "([^"]+)", line (\d+)(.*)$')
-INLINED_RE = re.compile(r'inlined at "([^"]+)", line (\d+)')
-TARGET_RE = re.compile(r"`\((\.L_x_\d+)\)")
-
-
-class Insn:
-    __slots__ = ("addr", "guard", "op", "args", "labels", "src")
-
-    def __init__(self, addr, guard, op, args, labels, src):
-        self.addr, self.guard, self.op, self.args, self.labels, self.src = addr, guard, op, args, labels, src
-
-    @property
-    def base(self):
-        return self.op.split(".")[0]
-
-    def __repr__(self):
-        return f"{self.addr:05x} {self.guard or ''} {self.op} {self.args}"
-
-
-def parse_listing(text):
-    """{mangled kernel name: [Insn]} from nvdisasm's output (-c, optionally -g/-gi)."""
-    funcs = collections.OrderedDict()
-    cur, labels, src, chain = None, [], None, None
-    for raw in text.split("\n"):
-        m = FUNC_RE.match(raw)
-        if m:
-            cur = funcs.setdefault(m.group(1), [])
-            labels, src, chain = [], None, None
-            continue
-        if cur is None:
-            continue
-        m = LABEL_RE.match(raw)
-        if m:
-            labels.append(m.group(1))
-            continue
-        m = LINE_RE.match(raw)
-        if m:
-            # With -gi an inlined location is a run of lines, the innermost first, each naming
-            # the call site it is inlined at, down to the kernel's own line: keep the run.
-            if chain is None:
-                chain = []
-            chain.append((m.group(1), int(m.group(2))))
-            if not INLINED_RE.search(m.group(3)):
-                src, chain = tuple(chain), None
-            continue
-        m = INSN_RE.match(raw)
-        if m:
-            if chain:  # a run cut short: keep what it gave
-                src, chain = tuple(chain), None
-            cur.append(Insn(int(m.group(1), 16), m.group(2), m.group(3), m.group(4), labels, src))
-            labels = []
-    return funcs
-
-
-def disassemble(obj, cuobjdump, nvdisasm, kernels=()):
-    """nvdisasm listing (with line info where the object has it) of the cubins in obj (a .o or
-    .a of nvcc's) whose symbols match every regex in `kernels`."""
-    for tool in (cuobjdump, nvdisasm):
-        if os.sep in tool and not os.access(tool, os.X_OK) or os.sep not in tool and not shutil.which(tool):
-            raise SystemExit(f"sass_budget: {tool} not found: perf/sm90/sass_tools.sh finds or fetches cuobjdump and "
-                             "nvdisasm (./uq test --kokkos cuda runs it and passes the folder to CMake as UQ_SASS_TOOLS_DIR)")
-    with tempfile.TemporaryDirectory(prefix="uq-sass-") as tmp:
-        r = subprocess.run([cuobjdump, "-xelf", "all", os.path.abspath(obj)], cwd=tmp,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
-        if r.returncode != 0:
-            raise SystemExit(f"sass_budget: {cuobjdump} -xelf all {obj} failed (exit {r.returncode}): {r.stderr.strip()}")
-        cubins = sorted(f for f in os.listdir(tmp) if f.endswith(".cubin"))
-        if not cubins:
-            raise SystemExit(f"sass_budget: {obj} holds no cubin (is it an nvcc object or library?)")
-        out = []
-        for c in cubins:
-            path = os.path.join(tmp, c)
-            with open(path, "rb") as f:
-                data = f.read()
-            if not all(re.search(k.encode(), data) for k in kernels):
-                continue  # no symbol of this cubin matches: not worth disassembling
-            r = subprocess.run([nvdisasm, "-c", "-gi", path],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
-            if r.returncode != 0:
-                raise SystemExit(f"sass_budget: {nvdisasm} failed on {c} (exit {r.returncode}): {r.stderr.strip()}")
-            out.append(r.stdout)
-        return "\n".join(out)
-
-
-# ---------------------------------------------------------------- control flow
-BRANCHES = {"BRA", "BRX", "JMP", "JMX"}
-ENDS = {"EXIT", "RET", "KILL"}
-
-
-def is_cold_call(i):
-    return i.base == "CALL"
-
-
-def conditional(i):
-    """A branch that may fall through: guarded, or BRA.DIV / BRA.U.ANY / BRA with a predicate."""
-    if i.guard and i.guard != "@PT":
-        return True
-    if i.op.startswith("BRA.DIV") or ".ANY" in i.op:
-        return True
-    return bool(re.match(r"^!?U?P[0-6]\b", i.args))
-
-
-class Cfg:
-    def __init__(self, ins):
-        self.ins = ins
-        label_at = {}
-        for k, i in enumerate(ins):
-            for lab in i.labels:
-                label_at[lab] = k
-        leaders = {0}
-        for k, i in enumerate(ins):
-            if i.labels:
-                leaders.add(k)
-            if (i.base in BRANCHES or i.base in ENDS) and k + 1 < len(ins):
-                leaders.add(k + 1)
-        starts = sorted(leaders)
-        self.blocks = list(zip(starts, starts[1:] + [len(ins)]))
-        first = {a: n for n, (a, _) in enumerate(self.blocks)}
-        self.succ = []   # [(kind, block)], kind: "taken" or "fall"
-        for n, (_, b) in enumerate(self.blocks):
-            last, s = ins[b - 1], []
-            nxt = n + 1 if n + 1 < len(self.blocks) else None
-            if last.base in BRANCHES:
-                t = TARGET_RE.search(last.args)
-                if t and t.group(1) in label_at:
-                    s.append(("taken", first[label_at[t.group(1)]]))
-                if conditional(last) and nxt is not None:
-                    s.append(("fall", nxt))
-            elif last.base in ENDS:
-                if last.guard and nxt is not None:
-                    s.append(("fall", nxt))
-            elif nxt is not None:
-                s.append(("fall", nxt))
-            self.succ.append(s)
-        self.pred = [[] for _ in self.blocks]
-        for u, ss in enumerate(self.succ):
-            for _, v in ss:
-                self.pred[v].append(u)
-        self._dominators()
-
-    def insns(self, b):
-        a, e = self.blocks[b]
-        return self.ins[a:e]
-
-    def last(self, b):
-        return self.ins[self.blocks[b][1] - 1]
-
-    def _dominators(self):
-        order, seen, stack = [], {0}, [0]
-        while stack:
-            u = stack.pop()
-            order.append(u)
-            for _, v in self.succ[u]:
-                if v not in seen:
-                    seen.add(v)
-                    stack.append(v)
-        self.reachable = seen
-        dom = {u: set(seen) for u in seen}
-        dom[0] = {0}
-        changed = True
-        while changed:
-            changed = False
-            for u in sorted(seen):
-                if u == 0:
-                    continue
-                ps = [p for p in self.pred[u] if p in seen]
-                new = set.intersection(*(dom[p] for p in ps)) | {u} if ps else {u}
-                if new != dom[u]:
-                    dom[u], changed = new, True
-        self.dom = dom
-
-    def loops(self):
-        """Natural loops: (head, latches, body), one per head."""
-        found = {}
-        for u in self.reachable:
-            for _, v in self.succ[u]:
-                if v in self.dom[u]:
-                    body, stack = {v}, [u]
-                    while stack:
-                        x = stack.pop()
-                        if x not in body:
-                            body.add(x)
-                            stack.extend(self.pred[x])
-                    h = found.setdefault(v, (v, set(), set()))
-                    h[1].add(u)
-                    h[2].update(body)
-        return list(found.values())
-
-
 # ---------------------------------------------------------------- one iteration
-COPY_ISSUE = re.compile(r"^(UBLKCP|UTMALDG|UTMAPF|SYNCS\.ARRIVE\.TRANS64)")
+# the copies themselves (cp.async.bulk, tensor-map loads and prefetches); not mbarrier arrives,
+# which a consumer also makes (on a producer/consumer ring's "empty" barriers)
+COPY_ISSUE = re.compile(r"^(UBLKCP|UTMALDG|UTMAPF)")
 
 
 def is_gmma(i):
@@ -277,20 +90,21 @@ def guard_pred(i):
     return (g.lstrip("!"), g.startswith("!"))
 
 
+PRED_RE = re.compile(r"U?P[T0-6]")
+REG_DEST_RE = re.compile(r"U?R(\d+|Z)")
+
+
 def writes_pred(i, p):
-    """Does instruction i write predicate p? (predicate destinations come first in SASS)"""
+    """Does instruction i write predicate p? SASS puts destinations first: an optional register
+    (B2R.RESULT RZ, P4; VOTE.ANY R77, PT, P4; IADD3 R14, P1, ...), then up to two predicates
+    (ISETP P4, PT, ...; a vote writes one, its last operand is the source)."""
     ops = [o.strip() for o in i.args.split(",")]
+    k = 1 if ops and REG_DEST_RE.fullmatch(ops[0]) else 0
+    limit = 1 if i.base in ("VOTE", "VOTEU") else 2
     dests = []
-    for o in ops:
-        if re.fullmatch(r"U?P[T0-6]", o):
-            dests.append(o)
-        else:
-            break
-    if i.base in ("B2R", "VOTE", "VOTEU") or i.op.startswith("SYNCS.PHASECHK"):
-        dests = [o for o in ops if re.fullmatch(r"U?P[T0-6]", o)][:1] if i.base != "VOTE" else \
-            [o for o in ops[1:2] if re.fullmatch(r"U?P[T0-6]", o)]
-        if i.base == "VOTEU":
-            dests = [o for o in ops[:1] if re.fullmatch(r"U?P[T0-6]", o)]
+    while k < len(ops) and len(dests) < limit and PRED_RE.fullmatch(ops[k]):
+        dests.append(ops[k])
+        k += 1
     return p in dests
 
 
@@ -438,9 +252,6 @@ def copy_region(cfg, keep, blocks):
 
 
 # ---------------------------------------------------------------- categories
-REG_RE = re.compile(r"(?<![\w\[.])-?\|?(R\d+|RZ)(?:\.(?:reuse|H0|H1|B\d|U\d+|64|128|F16x2\w*))*\|?")
-
-
 def reg_width(i, position):
     """Registers covered by operand `position` of i (0 = destination)."""
     op = i.op
@@ -606,9 +417,15 @@ def count_kernel(name, ins):
             ph, plat, pbody = min(prod, key=lambda x: len(x[2]))
             pkeep, _ = steady_edges(cfg, pbody, ph)
             pit = reach(pkeep, ph)
-            for b in sorted(pit):
+            # as for a copy region inside the loop: the least code from the head through the
+            # copies to a latch (the table refills and unit switches are not the steady state)
+            paths = [copy_issue_path(cfg, pkeep, ph, lat, pit) + [lat] for lat in plat if lat in pit and lat != ph]
+            path = min(paths, key=lambda p: sum(len(cfg.insns(b)) for b in p)) if paths else [ph]
+            for b in path:
                 c.add(cfg.insns(b), 1, conv, mma_loads, "producer loop (one warp per tile)", 1)
-            c.notes.append(f"copy issue: producer loop at {cfg.ins[cfg.blocks[ph][0]].addr:#x}, one iteration per tile")
+            union = sum(len(cfg.insns(b)) for b in pit)
+            c.notes.append(f"copy issue: producer loop at {cfg.ins[cfg.blocks[ph][0]].addr:#x} ({union} instructions in "
+                           "all), one iteration per tile, its shortest path through the copies counted")
         else:
             c.notes.append("copy issue: none inside or beside the tile loop (synchronous copies are in the loop's count)")
     return c
@@ -707,107 +524,6 @@ def report(c, lines=False, budget=None, groups=None):
     return "\n".join(out)
 
 
-# ---------------------------------------------------------------- self-test
-# A made-up kernel in nvdisasm's format: a tile loop with 4 conversion ops feeding a GMMA, a
-# CTA vote choosing between two variants, an mbarrier wait with its retry, a divergent fallback,
-# a one-warp copy issue with a waterfall loop, and an epilogue.
-SELF_TEST_LISTING = """
-//--------------------- .text._Z4testILi6ELi1EEv --------------------------
-        /*0000*/                   S2R R0, SR_TID.X ;
-        /*0010*/                   MOV R1, RZ ;
-.L_x_0:
-        /*0020*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P2, [R9+URZ+0x100], R8 ;
-        /*0030*/              @!P2 BRA `(.L_x_9) ;
-.L_x_10:
-        /*0040*/                   LDSM.16.M88.4 R20, [R10] ;
-        /*0050*/                   LOP3.LUT R24, R20, 0x80808080, RZ, 0xc0, !PT ;
-        /*0060*/                   SHF.R.U32.HI R25, RZ, 0x2, R21 ;
-        /*0070*/                   IMAD.SHL.U32 R26, R22, 0x10, RZ ;
-        /*0080*/                   LOP3.LUT R27, R23, 0x1c1c1c1c, RZ, 0xc0, !PT ;
-        /*0090*/                   IADD3 R11, R10, 0x20, RZ ;
-        /*00a0*/                   WARPGROUP.ARRIVE ;
-        /*00b0*/                   QGMMA.64x8x32.F32.E4M3.E4M3 R40, R24, gdesc[UR4], RZ, !UPT, gsb0 ;
-        /*00c0*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
-        /*00d0*/                   FMNMX R50, R40, R41, !PT ;
-        /*00e0*/                   BRA.DIV UR4, `(.L_x_8) ;
-        /*00f0*/                   SHFL.BFLY PT, R51, R50, 0x4, 0x1f ;
-.L_x_11:
-        /*0100*/                   FSETP.NEU.AND P3, PT, R51, 1, PT ;
-        /*0110*/                   BAR.RED.OR.DEFER_BLOCKING 0x0, P3 ;
-        /*0120*/                   B2R.RESULT RZ, P4 ;
-        /*0130*/               @P4 BRA `(.L_x_2) ;
-        /*0140*/                   FMUL R40, R40, R51 ;
-        /*0150*/                   FMUL R41, R41, R51 ;
-        /*0160*/                   BRA `(.L_x_3) ;
-.L_x_2:
-        /*0170*/                   FMUL R40, R40, R51 ;
-        /*0180*/                   FMUL R41, R41, R51 ;
-        /*0190*/                   FMUL R42, R42, R51 ;
-        /*0198*/                   FMUL R43, R43, R51 ;
-.L_x_3:
-        /*01a0*/                   ISETP.NE.AND P5, PT, R0, RZ, PT ;
-        /*01b0*/                   BSSY B1, `(.L_x_4) ;
-        /*01c0*/               @P5 BRA `(.L_x_4) ;
-        /*01d0*/                   SYNCS.ARRIVE.TRANS64 RZ, [R9+URZ+0x100], R12 ;
-.L_x_5:
-        /*01e0*/                   R2UR UR8, R13 ;
-        /*01f0*/                   R2UR UR9, R14 ;
-        /*0200*/                   UBLKCP.S.G [UR8], [UR9], UR10 ;
-        /*0210*/              @P6 BRA.U.ANY `(.L_x_5) ;
-        /*0220*/                   LDG.E R15, desc[UR6][R16.64] ;
-        /*0230*/                   IADD3 R16, R16, 0x4, RZ ;
-        /*0240*/                   STS [R17], R15 ;
-        /*0250*/                   MOV R18, R15 ;
-.L_x_4:
-        /*0260*/                   BSYNC B1 ;
-        /*0270*/                   IADD3 R1, R1, 0x1, RZ ;
-        /*0280*/                   ISETP.NE.AND P0, PT, R1, 0x10, PT ;
-        /*0290*/              @P0 BRA `(.L_x_0) ;
-        /*02a0*/                   STG.E desc[UR6][R30.64], R40 ;
-        /*02b0*/                   EXIT ;
-.L_x_9:
-        /*02c0*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P2, [R9+URZ+0x100], R8 ;
-        /*02d0*/              @!P2 BRA `(.L_x_9) ;
-        /*02e0*/                   BRA `(.L_x_10) ;
-.L_x_8:
-        /*02f0*/                   WARPSYNC.ALL ;
-        /*0300*/                   SHFL.BFLY PT, R51, R50, 0x4, 0x1f ;
-        /*0310*/                   BRA `(.L_x_11) ;
-"""
-# Per warp and tile: the consumer path is 0x20-0x30 (2), 0x40-0xe0 (11), 0xf0 (1), 0x100-0x130
-# (4), the vote's "no thread" side 0x140-0x160 (3; @P4, "some thread", jumps to the 4-multiply
-# variant), 0x1a0-0x1c0 (3), 0x260-0x290 (4) = 28 by 4 warps; the copy region 0x1d0-0x250 = 9 by
-# one warp (the waterfall loop once); the retry and the fallback not at all. Conversion: the 4
-# integer ops between the LDSM and the QGMMA's A registers R24..R27.
-SELF_TEST_EXPECT = {"per_token": (28 * 4 + 9) / 64, "conversion": 4 * 4 / 64, "MMA": 4 * 4 / 64,
-                    "consumer": 28, "copy": 9}
-
-
-def self_test():
-    funcs = parse_listing(SELF_TEST_LISTING)
-    c = count_kernel("_Z4testILi6ELi1EEv", funcs["_Z4testILi6ELi1EEv"])
-    print(report(c))
-    failures = []
-    got = {"per_token": c.per_token, "conversion": c.by_category["conversion"], "MMA": c.by_category["MMA"],
-           "consumer": c.parts.get("consumer path (every warp)", (0, 0))[0],
-           "copy": c.parts.get("copy issue (one warp)", (0, 0))[0]}
-    for k, v in SELF_TEST_EXPECT.items():
-        if abs(got[k] - v) > 1e-9:
-            failures.append(f"{k}: expected {v}, counted {got[k]}")
-    # the checks themselves: a budget below the count fails, one above passes
-    if check(c, budget=c.per_token - 0.01, quiet=True) == 0:
-        failures.append("a budget below the count did not fail")
-    if check(c, budget=c.per_token + 0.01, quiet=True) != 0:
-        failures.append("a budget above the count failed")
-    if check(c, expect=c.per_token + 0.5, tolerance=0.25, quiet=True) == 0:
-        failures.append("a recorded count 0.5 away (tolerance 0.25) did not fail")
-    if failures:
-        print("sass_budget self-test FAILED:\n  " + "\n  ".join(failures))
-        return 1
-    print("sass_budget self-test passed")
-    return 0
-
-
 # ---------------------------------------------------------------- checks
 def check(c, expect=None, tolerance=None, budget=None, over_budget=False, quiet=False):
     """0 if every requested check holds, else 1 (with the reasons printed)."""
@@ -844,6 +560,7 @@ def main(argv):
     ap.add_argument("--self-test", action="store_true")
     a = ap.parse_args(argv)
     if a.self_test:
+        from sass_budget_self_test import self_test
         return self_test()
     if bool(a.object) == bool(a.sass):
         ap.error("give exactly one of --object and --sass")
