@@ -66,13 +66,23 @@ def parse_listing(text):
     return funcs
 
 
+def find_tool(given, name):
+    """The tool as configured, else the one on PATH (a build tree carried to another machine
+    names the first machine's copy), else an error that says where the tools come from."""
+    if given and os.access(given, os.X_OK) and os.path.isfile(given):
+        return given
+    found = shutil.which(given or name) or shutil.which(name)
+    if found:
+        return found
+    raise SystemExit(f"sass_budget: {name} not found (given: {given}): perf/sm90/sass_tools.sh finds or fetches "
+                     "cuobjdump and nvdisasm (./uq test --kokkos cuda runs it and passes the folder to CMake as "
+                     "UQ_SASS_TOOLS_DIR)")
+
+
 def disassemble(obj, cuobjdump, nvdisasm, kernels=()):
     """nvdisasm listing (with line info where the object has it) of the cubins in obj (a .o or
     .a of nvcc's) whose symbols match every regex in `kernels`."""
-    for tool in (cuobjdump, nvdisasm):
-        if os.sep in tool and not os.access(tool, os.X_OK) or os.sep not in tool and not shutil.which(tool):
-            raise SystemExit(f"sass_budget: {tool} not found: perf/sm90/sass_tools.sh finds or fetches cuobjdump and "
-                             "nvdisasm (./uq test --kokkos cuda runs it and passes the folder to CMake as UQ_SASS_TOOLS_DIR)")
+    cuobjdump, nvdisasm = find_tool(cuobjdump, "cuobjdump"), find_tool(nvdisasm, "nvdisasm")
     with tempfile.TemporaryDirectory(prefix="uq-sass-") as tmp:
         r = subprocess.run([cuobjdump, "-xelf", "all", os.path.abspath(obj)], cwd=tmp,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
