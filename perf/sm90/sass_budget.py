@@ -63,6 +63,7 @@ address/control here; the audit splits by source line.
 """
 import argparse
 import collections
+import heapq
 import os
 import re
 import sys
@@ -121,6 +122,19 @@ def pred_source(cfg, b, p):
     return None
 
 
+def is_any_vote(cfg, b, src):
+    """Is src an "any thread" vote: VOTE.ANY / VOTEU.ANY, or the result (B2R.RESULT) of a CTA
+    barrier reduction BAR.RED.OR (__syncthreads_or)? (An "all" vote's rare side is the other.)"""
+    if src.base in ("VOTE", "VOTEU"):
+        return ".ANY" in src.op
+    if src.op.startswith("B2R.RESULT"):
+        ins = cfg.insns(b)
+        k = next((n for n, i in enumerate(ins) if i is src), len(ins))
+        bar = next((i for i in reversed(ins[:k]) if i.op.startswith("BAR.RED")), None)
+        return bar is not None and bar.op.startswith("BAR.RED.OR")
+    return False
+
+
 def steady_edges(cfg, body, head):
     """Edges of one iteration inside `body` that the steady state takes (reasons for the rest)."""
     inner_heads = {}
@@ -150,7 +164,7 @@ def steady_edges(cfg, body, head):
                     # p = the phase completed; the steady state finds it completed
                     if (kind == "taken") != taken_when_true:
                         reason = "mbarrier retry"
-                elif src is not None and (src.base == "B2R" or src.base in ("VOTE", "VOTEU")):
+                elif src is not None and is_any_vote(cfg, u, src):
                     # p = "some thread voted yes"; the steady state: no thread
                     if (kind == "taken") == taken_when_true:
                         reason = "vote: some thread"
@@ -176,7 +190,6 @@ def reach(keep, start):
 def shortest_path(cfg, keep, start, goal, allowed):
     """Blocks of the path start -> goal (goal excluded) with the fewest instructions, over
     `keep` edges between `allowed` blocks (one iteration: a DAG)."""
-    import heapq
     size = lambda b: len(cfg.insns(b))
     best, prev, heap = {start: size(start)}, {}, [(size(start), start)]
     while heap:
