@@ -61,9 +61,11 @@ APT_OPTS=(-o "Dir::Etc::sourcelist=$LIST" -o "Dir::Etc::SourceParts=/dev/null"
       || { cat "$CACHE/apt-download.log" >&2; die "apt-get download $PKG=$version failed"; }
     deb=$(compgen -G "$dest.tmp/${PKG}_*.deb" | head -n 1)
     mkdir -p "$dest.tmp/x" "$dest.tmp/bin"
-    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dest.tmp/x" ./usr/bin/cuobjdump ./usr/bin/nvdisasm ./usr/share/doc/$PKG/copyright
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dest.tmp/x" ./usr/bin/cuobjdump ./usr/bin/nvdisasm \
+      || die "$PKG $version: no usr/bin/cuobjdump and usr/bin/nvdisasm in $deb"
     mv "$dest.tmp/x/usr/bin/cuobjdump" "$dest.tmp/x/usr/bin/nvdisasm" "$dest.tmp/bin/"
-    mv "$dest.tmp/x/usr/share/doc/$PKG/copyright" "$dest.tmp/copyright"
+    # the package's licence beside the two programs (NVIDIA's terms: they are used here, not shipped)
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -O "./usr/share/doc/$PKG/copyright" >"$dest.tmp/copyright" 2>/dev/null || true
     rm -rf "$dest.tmp/x" "$deb" "$dest"
     mv "$dest.tmp" "$dest"
   fi
