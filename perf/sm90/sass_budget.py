@@ -50,7 +50,10 @@ What is counted, and how (the model; docs/perf-log/2026-12-05-sm90-instruction-b
 * Per token and KV head = (4 x consumer path + copy issue) / 64: what ncu's "warp instructions
   executed" per token gives for a long partition (predicated-off instructions are issued, and
   counted). Left out: the partition's setup and epilogue, the CTA's prologue (1.7 and ~0.9 per
-  token today at 64 x 131k, where ncu counts 53.1 against the loop's 50.3).
+  token today at 64 x 131k, where ncu counts 53.1 against the loop's 50.3). A kernel that folds
+  a unit's epilogue into the tile loop behind a branch ("last tile of the unit") has it counted
+  every tile by the rule above: keep it outside the tile loop (today's shape: a unit loop around
+  the tile loop), or teach the model that branch.
 
 Categories (by opcode, except conversion): conversion = every instruction on a data path from
 a shared-memory load to the A operand registers of a warpgroup MMA (the K/V code -> E4M3/bf16
