@@ -26,8 +26,12 @@ if [ -n "${UQ_SASS_TOOLS:-}" ]; then
   echo "$UQ_SASS_TOOLS"
   exit 0
 fi
-for cand in "$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")" \
-            "$(dirname "$(command -v cuobjdump 2>/dev/null || echo /nonexistent/x)")"; do
+cands=(/usr/local/cuda/bin)
+for tool in nvcc cuobjdump; do
+  found=$(command -v "$tool" || true)
+  [ -n "$found" ] && cands=("$(dirname "$found")" "${cands[@]}")
+done
+for cand in "${cands[@]}"; do
   if has_both "$cand"; then echo "$cand"; exit 0; fi
 done
 
