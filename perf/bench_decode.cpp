@@ -7,6 +7,13 @@
 //
 // Host builds run a reduced sweep (a Serial decode of 64 x 128k tokens takes minutes);
 // --uq_full forces the device sweep.
+//
+// decode_queries/QL<n>/...: several query tokens per sequence (spec ultraquant.md §5.9, an MTP or
+// draft verification: each sequence's last QL tokens are new), one call (mode "one_call", the
+// generic path: no tuned kernel has it yet) against today's way, QL one-token calls with
+// seq_len = L - QL + j + 1 (mode "per_token", on the device's default path, and "per_token_generic"
+// where that is a tuned one); kv_reads counts the passes over the cache. The target:
+// the generic QL = 4 call within 2x the QL = 1 call.
 #include "bench_decode_sol.hpp"
 #include "bench_support.hpp"
 #include "uq/uq.hpp"
@@ -46,6 +53,16 @@ struct DecodeInputs {
 
 // Random cache bytes with scale bytes in a sane range (118..129), and random q: hashed from the
 // element index and the seed, on the device (a 36 GB engine cache is filled in place).
+// Random q (any rank, contiguous), hashed from the element index and the seed.
+template <class Q>
+void fill_q(const Q& q, std::uint64_t seed) {
+  Kokkos::parallel_for(
+      "bench::fill_q", Kokkos::RangePolicy<Exec>(0, static_cast<int>(q.size())), KOKKOS_LAMBDA(const int i) {
+        const float x = (static_cast<float>(uqbench::hash32(static_cast<std::uint64_t>(i) + seed * 7) % 2001) - 1000.0f) / 400.0f;
+        q.data()[i] = uq::codec::float_to_bf16(x);
+      });
+}
+
 template <class Cache, class Q>
 void fill_cache_and_q(const Cache& cache, const Q& q, std::uint64_t seed) {
   const std::int64_t bytes = static_cast<std::int64_t>(cache.size());
@@ -58,11 +75,7 @@ void fill_cache_and_q(const Cache& cache, const Q& q, std::uint64_t seed) {
         const bool scale = (o >= 128 && o < 136) || (o >= 264);
         flat(i) = static_cast<std::uint8_t>(scale ? 118 + h % 12 : h);
       });
-  Kokkos::parallel_for(
-      "bench::fill_q", Kokkos::RangePolicy<Exec>(0, static_cast<int>(q.size())), KOKKOS_LAMBDA(const int i) {
-        const float x = (static_cast<float>(uqbench::hash32(static_cast<std::uint64_t>(i) + seed * 7) % 2001) - 1000.0f) / 400.0f;
-        q.data()[i] = uq::codec::float_to_bf16(x);
-      });
+  fill_q(q, seed);
 }
 
 DecodeInputs make_inputs(const DecodeShapeArgs& s, std::uint64_t seed) {
@@ -276,6 +289,71 @@ void bench_write_kv(benchmark::State& state, int tokens, int kv_heads) {
   uqbench::set_bandwidth_counters(state, bytes, total);
 }
 
+// ---------------------------------------------------------------- several query tokens
+enum class QueriesMode { OneCall, PerToken, PerTokenGeneric };
+
+const char* mode_name(QueriesMode m) {
+  return m == QueriesMode::OneCall ? "one_call" : m == QueriesMode::PerToken ? "per_token" : "per_token_generic";
+}
+
+void bench_queries(benchmark::State& state, DecodeShapeArgs s, int ql, QueriesMode mode) {
+  const double floor_bytes = decode_floor_bytes(s);  // the cache once: the useful bytes
+  const int copies = uqbench::cold_copies(static_cast<std::size_t>(floor_bytes));
+  std::vector<DecodeInputs> inputs;
+  std::vector<Kokkos::View<uq::bf16****, Kokkos::LayoutRight, Mem>> queries;  // [B][QL][Hq][256]
+  const int hq = s.kv_heads * s.qg;
+  for (int i = 0; i < copies; ++i) {
+    inputs.push_back(make_inputs(s, 4321 + i));
+    queries.emplace_back("q", s.batch, ql, hq, 256);
+    fill_q(queries.back(), 99 + i);
+  }
+  // Query token j sees L - QL + j + 1 tokens: today's way passes those lengths, one call each.
+  std::vector<Kokkos::View<std::int32_t*, Kokkos::LayoutRight, Mem>> lens_j;
+  for (int j = 0; j < ql; ++j) {
+    lens_j.emplace_back("lens_j", s.batch);
+    Kokkos::deep_copy(lens_j.back(), std::max(s.context - ql + j + 1, 0));
+  }
+  const int width = static_cast<int>(inputs[0].tables.extent(1));
+  uq::DecodeConfig cfg;
+  cfg.check = false;
+  if (mode == QueriesMode::PerTokenGeneric) cfg.backend = uq::Backend::Generic;
+  const Exec exec;
+  uq::DecodeShape shape{s.batch, s.kv_heads, s.qg, s.block_size, width};
+  const uq::DecodePlan<Exec> per_token(exec, shape, cfg);
+  shape.max_query_len = ql;
+  cfg.query_len = ql;
+  const uq::DecodePlan<Exec> one_call(exec, shape, cfg);
+  Kokkos::View<uq::bf16****, Kokkos::LayoutRight, Mem> out("out", s.batch, ql, hq, 256);
+  const Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem> out_rows(out.data(), s.batch * ql, hq, 256);
+  auto run = [&](std::size_t i) {
+    const auto& in = inputs[i];
+    if (mode == QueriesMode::OneCall) {
+      const Kokkos::View<const uq::bf16***, Kokkos::LayoutRight, Mem> q_rows(queries[i].data(), s.batch * ql, hq, 256);
+      one_call.run(q_rows, in.cache, in.tables, in.lens, out_rows);
+    } else {
+      for (int j = 0; j < ql; ++j)
+        per_token.run(Kokkos::subview(queries[i], Kokkos::ALL, j, Kokkos::ALL, Kokkos::ALL), in.cache, in.tables,
+                      lens_j[j], Kokkos::subview(out, Kokkos::ALL, j, Kokkos::ALL, Kokkos::ALL));
+    }
+  };
+  for (std::size_t i = 0; i < inputs.size(); ++i) run(i);  // warm-up
+  double total = 0.0;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const double t = uqbench::time_on_device(exec, [&] { run(i++ % inputs.size()); });
+    state.SetIterationTime(t);
+    total += t;
+  }
+  uqbench::set_bandwidth_counters(state, floor_bytes, total);
+  state.counters["query_len"] = ql;
+  state.counters["kv_reads"] = mode == QueriesMode::OneCall ? 1 : ql;  // passes over the cache
+  state.counters["partitions"] = one_call.partitions();
+  state.counters["cold_copies"] = copies;
+  const auto& plan = mode == QueriesMode::OneCall ? one_call : per_token;
+  state.SetLabel(std::string(mode_name(mode)) + ": " + uq::path_name(plan.path()) + " on " + plan.device().name);
+  if (!plan.status().ok()) state.SkipWithError(("device status: " + plan.status().describe()).c_str());
+}
+
 void register_all(bool full) {
   const bool host = uqbench::on_host() && !full;
   auto reg = [](const std::string& name, auto fn) {
@@ -314,6 +392,20 @@ void register_all(bool full) {
         ->Unit(benchmark::kMillisecond)
         ->Iterations(host ? 3 : 20);
   }
+  // Several query tokens per sequence: the headline shape and 64 x 131k on devices; a host runs a
+  // small shape (a Serial call at the headline shape takes ~0.1 s a query token).
+  const bool tuned = uq::impl::DecodeDispatch<Exec>::tuned_path(uq::impl::device_info(Exec())) != uq::Path::Generic;
+  const std::vector<DecodeShapeArgs> mtp_shapes =
+      host ? std::vector<DecodeShapeArgs>{{4, 16384, 6, 1, 64}}
+           : std::vector<DecodeShapeArgs>{{4, 75000, 6, 1, 64}, {64, 131072, 6, 1, 64}};
+  for (const auto& s : mtp_shapes)
+    for (int ql : {1, 2, 4})
+      for (QueriesMode m : {QueriesMode::OneCall, QueriesMode::PerToken, QueriesMode::PerTokenGeneric}) {
+        if (m == QueriesMode::PerTokenGeneric && !tuned) continue;  // per_token is generic already
+        if (ql == 1 && m == QueriesMode::PerToken) continue;  // the one call is that already
+        reg("decode_queries/QL" + std::to_string(ql) + "/" + mode_name(m) + "/" + s.name(),
+            [=](benchmark::State& st) { bench_queries(st, s, ql, m); });
+      }
   for (const DecodeShapeArgs s : {DecodeShapeArgs{4, 75000, 6, 1, 64}, DecodeShapeArgs{1, host ? 16384 : 131072, 6, 1, 64}}) {
     reg("decode_partitions/" + s.name(),
         [=](benchmark::State& st) { bench_decode(st, s, Stage::Partitions, uq::Backend::Auto); });

@@ -64,14 +64,20 @@ void uq_dequant_v(const std::uint8_t* slot, double* out256);
 // q8 of one query row: e4m3(WHT(fp32(q))), or e4m3(fp32(q)) when q_rotated; as doubles.
 void uq_query_q8(const std::uint16_t* q256, bool q_rotated, double* out256);
 
-// ---- decode (§5 reference meaning, §6 bad data), all in double:
-// for each sequence b and query head hq (KV head hq / qg), with L = seq_len clamped to
-// [0, max_blocks_per_seq * block_size]: s_t = scale * sum_d q8[d] k̂_t[d] over the
-// attended tokens t < L (a token whose block-table entry is outside [0, num_blocks) is
-// absent), out = sum_t softmax(s)_t v̂_t, lse = log sum_t exp(s_t); no attended token ->
-// out = 0, lse = -inf; a non-finite query row -> out = NaN, lse = NaN.
+// ---- decode (§5 reference meaning, §6 bad data, §5.9 several query tokens), all in double:
+// for each query row (query token i, query head hq; KV head hq / qg) of sequence b, with L =
+// seq_len clamped to [0, max_blocks_per_seq * block_size] and the row's visible length
+// vis = max(L - n_b + j + 1, 0) (j: the token's index within its sequence, n_b its sequence's
+// query tokens; vis = L with one query token per sequence): s_t = scale * sum_d q8[d] k̂_t[d]
+// over the attended tokens t < vis (a token whose block-table entry is outside
+// [0, num_blocks) is absent), out = sum_t softmax(s)_t v̂_t, lse = log sum_t exp(s_t); no
+// attended token -> out = 0, lse = -inf; a non-finite query row -> out = NaN, lse = NaN.
+// A sequence whose query_start_loc range is malformed (§5.9's per-sequence rule) is skipped
+// and counted; rows not covered by exactly one well-formed range are flagged undefined.
 struct DecodeInputs {
-  const std::uint16_t* q;  // element (b, hq, d) at q[b*q_stride_seq + hq*q_stride_head + d]
+  // element (i, hq, d) at q[i*q_stride_seq + hq*q_stride_head + d], i the query token (the
+  // sequence with one query token per sequence)
+  const std::uint16_t* q;
   std::int64_t q_stride_seq, q_stride_head;
   const std::uint8_t* cache;  // dense [num_blocks][block_size][num_kv_heads][slot_bytes]
   std::int64_t num_blocks;
@@ -85,20 +91,62 @@ struct DecodeInputs {
   int qg;  // query heads per KV head; num_q_heads = num_kv_heads * qg
   double scale;
   bool q_rotated;
+  // Several query tokens per sequence (§5.9): query_start_loc [num_seqs + 1] and T = the number
+  // of query tokens (q, out and lse rows); nullptr: one query token per sequence (T = num_seqs).
+  // max_query_len: the largest n_b a well-formed range may have (0: no limit).
+  const std::int32_t* query_start_loc = nullptr;
+  int num_query_tokens = 0;
+  int max_query_len = 0;
 };
 
+// Rows are query tokens: R = num_seqs with one query token per sequence, else T.
 struct DecodeResult {
-  std::vector<double> out;  // [B][Hq][256]
-  // For tolerance derivation, per (b, hq) row:
-  std::vector<double> vmax;          // [B][Hq][256]: max |v̂_t[d]| over attended tokens (0 if none)
-  std::vector<double> score_abs;     // [B][Hq]: max over attended t of |scale| * sum_d |q8[d] k̂_t[d]|
-  std::vector<std::int64_t> attended;  // [B][Hq]: number of attended tokens
-  // [B][Hq]: log sum_t exp(s_t) over the attended tokens (natural log); -inf when none, NaN
+  std::vector<double> out;  // [R][Hq][256]
+  // For tolerance derivation, per (query token, hq) row:
+  std::vector<double> vmax;          // [R][Hq][256]: max |v̂_t[d]| over attended tokens (0 if none)
+  std::vector<double> score_abs;     // [R][Hq]: max over attended t of |scale| * sum_d |q8[d] k̂_t[d]|
+  std::vector<std::int64_t> attended;  // [R][Hq]: number of attended tokens
+  // [R][Hq]: log sum_t exp(s_t) over the attended tokens (natural log); -inf when none, NaN
   // for a non-finite query row.
   std::vector<double> lse;
-  std::vector<int> nonfinite_q;  // [B][Hq]: 1 where the query row holds a NaN or an infinity
+  std::vector<int> nonfinite_q;  // [R][Hq]: 1 where the query row holds a NaN or an infinity
+  // [R]: 1 where exactly one well-formed query_start_loc range covers the query token (the
+  // others hold unspecified values in uq: §5.9); all 1 without query_start_loc.
+  std::vector<int> defined;
+  std::uint64_t bad_start_locs = 0;  // malformed query_start_loc ranges (§5.9), skipped
 };
 
 DecodeResult uq_decode(const DecodeInputs& in);
+
+// Whether sequence b's range [locs[b], locs[b+1]) of a *_start_loc array of num_seqs + 1
+// entries over T rows is malformed by §5.9's per-sequence rule (max_len 0: no length limit).
+bool malformed_start_loc(const std::int32_t* locs, int num_seqs, int b, std::int64_t T, int max_len);
+
+// ---- dequantising gather (§7): sequence b's positions t < n_b = kv_start_loc[b+1] -
+// kv_start_loc[b] go to row kv_start_loc[b] + t of k and v (bf16 bits, dense [T][Hk][256]):
+// bf16 of the dequantised K (rotated, as stored) and V; rows of absent tokens (bad block ids,
+// positions past the table's capacity) are zero; a malformed range is skipped (its rows are left
+// as they were) and counted.
+struct GatherInputs {
+  const std::uint8_t* cache;  // dense [num_blocks][block_size][num_kv_heads][slot_bytes]
+  std::int64_t num_blocks;
+  int block_size;
+  int num_kv_heads;
+  int slot_bytes;
+  const std::int32_t* block_tables;  // row-major [num_seqs][max_blocks_per_seq]
+  int max_blocks_per_seq;
+  const std::int32_t* kv_start_loc;  // [num_seqs + 1]
+  int num_seqs;
+  std::int64_t num_tokens;  // T: rows of k and v
+};
+
+struct GatherCounts {
+  std::uint64_t bad_block_ids = 0;   // (sequence, logical block) with requested positions
+  std::uint64_t long_seq_lens = 0;   // sequences with positions past the table's capacity
+  std::uint64_t bad_start_locs = 0;  // malformed ranges
+};
+
+// k, v: [T][Hk][256] bf16 bits, updated in place (rows of malformed ranges untouched).
+GatherCounts uq_gather_kv(const GatherInputs& in, std::uint16_t* k, std::uint16_t* v);
 
 }  // namespace uqref

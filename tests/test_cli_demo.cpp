@@ -44,7 +44,9 @@ TEST(CliDemo, RunsOnASmallShapeAndPassesItsChecks) {
                            "32", "--reps", "2", "--check-seqs", "0", "--copy-mib", "8", "--seed", "5"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   for (const char* words : {"3 sequences x 1000 tokens, 2 KV heads x QG 8 = 16 query heads", "backend", "time (us)",
-                            "% of copy", "err / tol", "cos vs bf16", "(default)", "sequences 0, 1, 2, all 16 query heads"})
+                            "% of copy", "err / tol", "cos vs bf16", "(default)", "sequences 0, 1, 2, all 16 query heads",
+                            // the MTP lines (--query-len 2 by default): checked, and the same bits as two calls
+                            "generic MTP QL=2", "generic 2 x 1-token", "(the same bits)"})
     EXPECT_NE(r.out.find(words), std::string::npos) << words << "\n" << r.out;
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
   // Not a terminal: one final line per step, no redrawing.
@@ -58,7 +60,7 @@ TEST(CliDemo, RunsOnASmallShapeAndPassesItsChecks) {
 TEST(CliDemo, DefaultsAreTheHeadlineShape) {
   const CliResult help = run({"demo", "--help"});
   for (const char* words : {"--seqs N", "(default 4)", "(default 75000)", "--qg G", "(default 6)", "--kv-heads H",
-                            "(default 1)", "--block-size BS", "(default 64)", "81.6 MB"})
+                            "(default 1)", "--block-size BS", "(default 64)", "81.6 MB", "--query-len QL", "(default 2)"})
     EXPECT_NE(help.out.find(words), std::string::npos) << words;
   // 4 x 75000 tokens x 1 head x 272 bytes is the 81.6 MB quoted by the original kernel.
   EXPECT_EQ(4.0 * 75000 * 272, 81.6e6);

@@ -121,7 +121,7 @@ TEST(CliOptions, DispatcherStatusesAndMessages) {
   EXPECT_NE(none.err.find("usage: uq <command>"), std::string::npos);
   const CliResult unknown = run({"frobnicate"});
   EXPECT_EQ(unknown.status, 2);
-  EXPECT_NE(unknown.err.find("unknown command 'frobnicate' (commands: write-kv, rotate-q, decode, demo"),
+  EXPECT_NE(unknown.err.find("unknown command 'frobnicate' (commands: write-kv, rotate-q, decode, gather-kv, demo"),
             std::string::npos);
   const CliResult version = run({"--version"});
   EXPECT_EQ(version.status, 0);

@@ -65,12 +65,21 @@ TEST(Errors, DecodeExtentsBeyond32Bits) {
                                                                                                      16, big, 272);
   expect_error([&] { uq::decode(a.q, many_heads, a.tables, a.lens, a.out); },
                {"uq::decode", "argument 'kv_cache'", "extent(2) (num_kv_heads) <= 2^31 - 1", "2147483648"});
-  // The reducer's grid (max_seqs * num_kv_heads * qg * 4) is checked by the plan.
+  // The reducer's grid (max_seqs, or the query tokens, * num_kv_heads * qg * 4) is checked by the plan.
   uq::DecodeShape shape{1 << 20, 64, 16, 64, 4};
   uq::DecodeConfig one;
   one.partitions = 1;
   expect_error([&] { uq::DecodePlan<Exec>(Exec(), shape, one); },
-               {"uq::decode", "argument 'shape'", "max_seqs * num_kv_heads * qg * 4 <= 2^31 - 1", "4294967296"});
+               {"uq::decode", "argument 'shape'", "max(max_seqs, max query tokens) * num_kv_heads * qg * 4 <= 2^31 - 1",
+                "4294967296"});
+  // The same grid over query tokens (spec §5.9): 2^18 sequences of 4 query tokens each.
+  uq::DecodeShape mtp{1 << 18, 64, 16, 64, 4};
+  mtp.max_query_len = 4;
+  expect_error([&] { uq::DecodePlan<Exec>(Exec(), mtp, one); },
+               {"uq::decode", "argument 'shape'", "max query tokens", "4294967296"});
+  mtp.max_query_len = 17;
+  expect_error([&] { uq::DecodePlan<Exec>(Exec(), mtp, one); },
+               {"uq::decode", "argument 'shape.max_query_len'", "1..16", "got 17"});
 }
 
 TEST(Errors, DecodeConfigAndAliasing) {

@@ -133,6 +133,32 @@ TEST(TunedOps, BuiltPathsImplementExactlyTheirOperations) {
   for (const uq::TunedPathRow& r : uq::kTunedPaths) EXPECT_FALSE(kv_writer.has(r.path)) << r.name;
 }
 
+// Revision 3's operations (spec ultraquant.md §5.9, §7) are launch types of their own that no
+// path has written a kernel for yet: decode with several query tokens per sequence (which
+// extends the partition launch, so a path's one-token kernel would otherwise compute the wrong
+// thing) and the gather. Until a path specialises them, every device runs them generic.
+template <std::size_t... I>
+constexpr bool no_path_has_revision_3(std::index_sequence<I...>) {
+  return ((!uq::impl::TunedOp<uq::kTunedPaths[I].path, uq::impl::DecodeQueriesLaunch>::available &&
+           !uq::impl::TunedOp<uq::kTunedPaths[I].path, uq::impl::KvGatherLaunch>::available) &&
+          ...);
+}
+static_assert(no_path_has_revision_3(std::make_index_sequence<uq::kTunedPathCount>{}),
+              "a tuned path claims decode queries or the gather: update this test and DecodePlan's note");
+
+TEST(TunedOps, SeveralQueryTokensAndTheGatherRunGenericWithAReason) {
+  const uq::DeviceInfo here = uq::impl::device_info(Exec());
+  for (bool direct : {false, true}) {
+    const uq::PathChoice c = uq::impl::DecodeDispatch<Exec>::queries_candidate(Backend::Auto, here, direct);
+    EXPECT_EQ(c.path, Path::Generic);
+    EXPECT_NE(c.reason.find("decode queries"), std::string::npos) << c.reason;
+  }
+  using Gather = uq::impl::TunedCall<Exec, uq::impl::KvGatherLaunch>;
+  EXPECT_EQ(Gather::candidate("uq::gather_kv", Backend::Auto, here).path, Path::Generic);
+  uqtest::expect_error([&] { Gather::candidate("uq::gather_kv", Backend::Native, here); },
+                       {"uq::gather_kv", "config.backend", "KV cache gather"});
+}
+
 }  // namespace
 
 namespace {

@@ -7,7 +7,7 @@ namespace uqpy {
 
 DecodeArgs decode_args(const char* fn, py::handle q, py::handle kv_cache, py::handle block_tables,
                        py::handle seq_lens, py::handle out, py::handle lse, Space* plan_space, py::handle stream,
-                       Call& call) {
+                       Call& call, py::handle query_start_loc) {
   DecodeArgs a;
   const Arg aq{fn, "q"}, ac{fn, "kv_cache"}, at{fn, "block_tables"}, al{fn, "seq_lens"}, ao{fn, "out"}, ae{fn, "lse"};
   a.q = bf16_input(q, aq, 3, shape::kQ);
@@ -17,6 +17,10 @@ DecodeArgs decode_args(const char* fn, py::handle q, py::handle kv_cache, py::ha
   a.seq_lens = call.on(typed_input(seq_lens, al, 1, shape::kSeqLens, {DType::i32}, kInt32), al);
   a.out = call.on(bf16_output(out, ao, 3, shape::kQ), ao);
   if (!lse.is_none()) a.lse = call.on(typed_output(lse, ae, 2, shape::kLse, {DType::f32}, kFloat32), ae);
+  if (!query_start_loc.is_none()) {
+    const Arg as{fn, "query_start_loc"};
+    a.query_start_loc = call.on(typed_input(query_start_loc, as, 1, shape::kQueryStartLoc, {DType::i32}, kInt32), as);
+  }
   return a;
 }
 

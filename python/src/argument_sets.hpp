@@ -8,10 +8,11 @@
 
 namespace uqpy {
 
-// q (bf16 input), kv_cache, block_tables, seq_lens, out (bf16 output), lse (float32 output or None).
+// q (bf16 input), kv_cache, block_tables, seq_lens, out (bf16 output), lse (float32 output or None),
+// query_start_loc (int32 input or None: several query tokens per sequence).
 DecodeArgs decode_args(const char* fn, py::handle q, py::handle kv_cache, py::handle block_tables,
                        py::handle seq_lens, py::handle out, py::handle lse, Space* plan_space, py::handle stream,
-                       Call& call);
+                       Call& call, py::handle query_start_loc = py::none());
 
 struct KvArgs {
   Tensor k, v, slots, kv_cache;

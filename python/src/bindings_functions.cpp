@@ -18,12 +18,13 @@ void write_kv(py::handle k, py::handle v, py::handle slot_mapping, py::handle kv
 
 void decode(py::handle q, py::handle kv_cache, py::handle block_tables, py::handle seq_lens, py::handle out,
             py::handle lse, float scale, int qg, bool q_rotated, int partitions, const std::string& backend, bool check,
-            py::handle stream) {
+            py::handle stream, py::handle query_start_loc, int query_len) {
   constexpr const char* fn = "uq.decode";
   require_alive(fn);
   Call c;
-  const DecodeArgs a = decode_args(fn, q, kv_cache, block_tables, seq_lens, out, lse, nullptr, stream, c);
-  c.space->decode(a, DecodeSettings{scale, qg, q_rotated, partitions, parse_backend(backend, fn), check}, c.stream);
+  const DecodeArgs a = decode_args(fn, q, kv_cache, block_tables, seq_lens, out, lse, nullptr, stream, c, query_start_loc);
+  c.space->decode(a, DecodeSettings{scale, qg, q_rotated, partitions, parse_backend(backend, fn), check, query_len},
+                  c.stream);
 }
 
 void rotate_query(py::handle q, py::handle out, py::handle stream) {
@@ -70,7 +71,8 @@ void bind_functions(py::module_& m) {
   m.def("_write_kv", &write_kv, arg("k"), arg("v"), arg("slot_mapping"), arg("kv_cache"), arg("check"),
         arg("backend"), arg("stream"));
   m.def("_decode", &decode, arg("q"), arg("kv_cache"), arg("block_tables"), arg("seq_lens"), arg("out"), arg("lse"),
-        arg("scale"), arg("qg"), arg("q_rotated"), arg("partitions"), arg("backend"), arg("check"), arg("stream"));
+        arg("scale"), arg("qg"), arg("q_rotated"), arg("partitions"), arg("backend"), arg("check"), arg("stream"),
+        arg("query_start_loc"), arg("query_len"));
   m.def("_rotate_query", &rotate_query, arg("q"), arg("out"), arg("stream"));
   m.def("_write_index_keys", &write_index_keys, arg("keys"), arg("slot_mapping"), arg("index_cache"), arg("check"),
         arg("backend"), arg("stream"));

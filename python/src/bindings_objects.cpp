@@ -58,8 +58,9 @@ using IndexKeyWriter = Holder<IndexKeyWriterImpl>;
 using ScorePlan = Holder<ScorePlanImpl>;
 using BlockSelector = Holder<BlockSelectorImpl>;
 
-DecodeDims decode_dims(int max_seqs, int num_kv_heads, int qg, int block_size, int max_blocks_per_seq) {
-  return DecodeDims{max_seqs, num_kv_heads, qg, block_size, max_blocks_per_seq};
+DecodeDims decode_dims(int max_seqs, int num_kv_heads, int qg, int block_size, int max_blocks_per_seq,
+                       int max_query_len, int max_query_tokens) {
+  return DecodeDims{max_seqs, num_kv_heads, qg, block_size, max_blocks_per_seq, max_query_len, max_query_tokens};
 }
 
 int optional_int(py::handle v, int none_value) { return v.is_none() ? none_value : v.cast<int>(); }
@@ -105,40 +106,53 @@ nothing and launches a fixed grid, so with check=False it can be captured in a C
 stream the plan has run on before the capture) and replayed with new lengths and tables. The
 grid is sized for max_seqs sequences of max_blocks_per_seq blocks; a run may have fewer of either.
 Runs of one plan share its workspace: order them (one stream, or synchronised).
+Several query tokens per sequence (speculative-decoding verification, MTP; spec ultraquant.md
+section 5.9): a plan made with max_query_len > 1 (at most 16) takes runs with query_start_loc
+(n_b <= max_query_len, at most max_query_tokens query tokens in all; default max_seqs *
+max_query_len), or, with query_len > 1, q of num_seqs * query_len rows each run. Those runs take
+the generic kernels on every device (path_reason says why).
 )doc");
   c.def(py::init([](int max_seqs, int num_kv_heads, int qg, int block_size, int max_blocks_per_seq, float scale,
                     bool q_rotated, py::handle partitions, const std::string& backend, bool check,
-                    py::handle workspace, py::handle device, py::handle stream) {
+                    py::handle workspace, py::handle device, py::handle stream, int max_query_len,
+                    int max_query_tokens, int query_len) {
           constexpr const char* fn = "uq.DecodePlan";
           require_alive(fn);
           Tensor ws;
           if (!workspace.is_none())
             ws = typed_output(workspace, Arg{fn, "workspace"}, 1, shape::kWorkspace, {DType::u8}, kUint8);
           Space& space = object_space(fn, device, workspace.is_none() ? nullptr : &ws);
-          const DecodeSettings d{scale, qg, q_rotated, optional_int(partitions, 0), parse_backend(backend, fn), check};
-          auto impl = space.decode_plan(decode_dims(max_seqs, num_kv_heads, qg, block_size, max_blocks_per_seq), d, ws,
-                                        stream_for(space, stream, fn));
+          const DecodeSettings d{scale,        qg,    q_rotated, optional_int(partitions, 0), parse_backend(backend, fn),
+                                 check,        query_len};
+          auto impl = space.decode_plan(
+              decode_dims(max_seqs, num_kv_heads, qg, block_size, max_blocks_per_seq, max_query_len, max_query_tokens),
+              d, ws, stream_for(space, stream, fn));
           return std::make_unique<DecodePlan>(space, std::move(impl));
         }),
         arg("max_seqs"), arg("num_kv_heads"), arg("qg"), arg("block_size"), arg("max_blocks_per_seq"), py::kw_only(),
         arg("scale") = 1.0f / 16.0f, arg("q_rotated") = false, arg("partitions") = py::none(),
         arg("backend") = "auto", arg("check") = true, arg("workspace") = py::none(), arg("device") = py::none(),
-        arg("stream") = py::none());
+        arg("stream") = py::none(), arg("max_query_len") = 1, arg("max_query_tokens") = 0, arg("query_len") = 1);
   c.def(
       "run",
       [](DecodePlan& p, py::handle q, py::handle kv_cache, py::handle block_tables, py::handle seq_lens, py::handle out,
-         py::handle lse, py::handle stream) {
+         py::handle lse, py::handle stream, py::handle query_start_loc) {
         constexpr const char* fn = "uq.DecodePlan.run";
         DecodePlanImpl& impl = p.impl(fn);
         Call call;
-        const DecodeArgs a = decode_args(fn, q, kv_cache, block_tables, seq_lens, out, lse, p.space(), stream, call);
+        const DecodeArgs a =
+            decode_args(fn, q, kv_cache, block_tables, seq_lens, out, lse, p.space(), stream, call, query_start_loc);
         impl.run(a, call.stream);
       },
       arg("q"), arg("kv_cache"), arg("block_tables"), arg("seq_lens"), arg("out"), arg("lse") = py::none(),
-      py::kw_only(), arg("stream") = py::none(), R"doc(
+      py::kw_only(), arg("stream") = py::none(), arg("query_start_loc") = py::none(), R"doc(
 Decodes q [num_seqs <= max_seqs, num_kv_heads*qg, 256] (bf16, any strides) over kv_cache into out
 (bf16, any strides) and, if given, lse (float32 [num_seqs, num_q_heads], any strides).
 block_tables: int32 [num_seqs, W <= max_blocks_per_seq]; seq_lens: int32 [num_seqs].
+Several query tokens per sequence: with query_start_loc (int32 [num_seqs + 1]: 0, non-decreasing,
+T), q, out and lse have T rows, sequence b's being query_start_loc[b] .. query_start_loc[b+1] - 1;
+with the plan's query_len > 1, T = num_seqs * query_len. seq_lens count the new tokens; query token
+j of n sees positions 0 .. seq_len - n + j (a row that sees none gives 0 and lse -inf).
 )doc");
   c.def(
       "_run_repeated",
@@ -156,18 +170,21 @@ block_tables: int32 [num_seqs, W <= max_blocks_per_seq]; seq_lens: int32 [num_se
       arg("stream") = py::none(),
       "Measurement hook (python/tests/device_check.py): `iterations` runs of the C++ plan over arguments "
       "imported once, as a C++ caller makes them; returns the host seconds they took (no wait for the device).");
-  // The multi-token decode (q rows per sequence from query_start_loc) is not in the C++ API yet;
-  // when it lands, its run variant is bound here and in uq.decode.
   c.def_static(
       "workspace_bytes",
-      [](int max_seqs, int num_kv_heads, int qg, int block_size, int max_blocks_per_seq, py::handle partitions) {
+      [](int max_seqs, int num_kv_heads, int qg, int block_size, int max_blocks_per_seq, py::handle partitions,
+         int max_query_len, int max_query_tokens, int query_len) {
         require_alive("uq.DecodePlan.workspace_bytes");
         DecodeSettings d;
         d.partitions = optional_int(partitions, 0);
-        return decode_workspace_bytes(decode_dims(max_seqs, num_kv_heads, qg, block_size, max_blocks_per_seq), d);
+        d.query_len = query_len;
+        return decode_workspace_bytes(
+            decode_dims(max_seqs, num_kv_heads, qg, block_size, max_blocks_per_seq, max_query_len, max_query_tokens),
+            d);
       },
       arg("max_seqs"), arg("num_kv_heads"), arg("qg"), arg("block_size"), arg("max_blocks_per_seq"), py::kw_only(),
-      arg("partitions") = py::none(), "Bytes of a caller-provided workspace for a plan of this shape.");
+      arg("partitions") = py::none(), arg("max_query_len") = 1, arg("max_query_tokens") = 0, arg("query_len") = 1,
+      "Bytes of a caller-provided workspace for a plan of this shape.");
   c.attr("workspace_alignment") = decode_workspace_alignment();
   c.def_property_readonly(
        "path", [](DecodePlan& p) { return std::string(uq::path_name(p.impl("uq.DecodePlan.path").path())); },

@@ -5,11 +5,12 @@
 namespace uqpy {
 namespace shape {
 
-inline constexpr const char* kQ = "[num_seqs, num_q_heads, 256]";
+inline constexpr const char* kQ = "[num_seqs, num_q_heads, 256]";  // query tokens instead of num_seqs with several each
 inline constexpr const char* kKvCache = "[num_blocks, block_size, num_kv_heads, slot_bytes]";
 inline constexpr const char* kBlockTables = "[num_seqs, max_blocks_per_seq]";
 inline constexpr const char* kSeqLens = "[num_seqs]";
 inline constexpr const char* kLse = "[num_seqs, num_q_heads]";
+inline constexpr const char* kQueryStartLoc = "[num_seqs + 1]";
 inline constexpr const char* kKv = "[num_tokens, num_kv_heads, 256]";
 inline constexpr const char* kSlots = "[num_tokens]";
 inline constexpr const char* kIndexKeys = "[num_tokens, 128]";

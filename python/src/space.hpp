@@ -30,9 +30,11 @@ struct DecodeSettings {
   int partitions = 0;
   uq::Backend backend = uq::Backend::Auto;
   bool check = true;
+  int query_len = 1;  // the uniform form of several query tokens per sequence (1: one each)
 };
 struct DecodeDims {
   int max_seqs = 0, num_kv_heads = 0, qg = 0, block_size = 0, max_blocks_per_seq = 0;
+  int max_query_len = 1, max_query_tokens = 0;  // several query tokens per sequence
 };
 struct WriterSettings {
   uq::Backend backend = uq::Backend::Auto;
@@ -53,7 +55,8 @@ struct SelectSettings {
 
 struct DecodeArgs {
   Tensor q, kv_cache, block_tables, seq_lens, out;
-  Tensor lse;  // data == nullptr: no lse
+  Tensor lse;              // data == nullptr: no lse
+  Tensor query_start_loc;  // data == nullptr: none (one query token per sequence, or query_len each)
 };
 struct ScoreArgs {
   Tensor q, index_cache, block_tables, seq_lens, scores;

@@ -55,11 +55,15 @@ inline uq::DecodeConfig decode_config(const DecodeSettings& d) {
   c.partitions = d.partitions;
   c.backend = d.backend;
   c.check = d.check;
+  c.query_len = d.query_len;
   return c;
 }
 
 inline uq::DecodeShape decode_shape(const DecodeDims& d) {
-  return uq::DecodeShape{d.max_seqs, d.num_kv_heads, d.qg, d.block_size, d.max_blocks_per_seq};
+  uq::DecodeShape s{d.max_seqs, d.num_kv_heads, d.qg, d.block_size, d.max_blocks_per_seq};
+  s.max_query_len = d.max_query_len;
+  s.max_query_tokens = d.max_query_tokens;
+  return s;
 }
 
 inline uq::ScoreConfig score_config(const ScoreSettings& s) {
@@ -152,9 +156,15 @@ class DecodePlanOn final : public DecodePlanImpl {
   void run(const DecodeArgs& a, Stream s) override {
     const Plan& plan = plans_.get(s);
     const auto lse = a.lse.data != nullptr ? view_of<Exec, float, 2>(a.lse) : ViewOf<Exec, float, 2>();
-    plan.run(view_of<Exec, const uq::bf16, 3>(a.q), view_of<Exec, const std::uint8_t, 4>(a.kv_cache),
-             view_of<Exec, const std::int32_t, 2>(a.block_tables), view_of<Exec, const std::int32_t, 1>(a.seq_lens),
-             view_of<Exec, uq::bf16, 3>(a.out), lse);
+    const auto q = view_of<Exec, const uq::bf16, 3>(a.q);
+    const auto cache = view_of<Exec, const std::uint8_t, 4>(a.kv_cache);
+    const auto tables = view_of<Exec, const std::int32_t, 2>(a.block_tables);
+    const auto lens = view_of<Exec, const std::int32_t, 1>(a.seq_lens);
+    if (a.query_start_loc.data != nullptr)
+      plan.run(q, cache, tables, lens, view_of<Exec, const std::int32_t, 1>(a.query_start_loc),
+               view_of<Exec, uq::bf16, 3>(a.out), lse);
+    else
+      plan.run(q, cache, tables, lens, view_of<Exec, uq::bf16, 3>(a.out), lse);
     finish_on_host<Exec>();
   }
   uq::Status status() const override { return plans_.last().status(); }
@@ -343,9 +353,15 @@ class SpaceOn final : public Space {
   void decode(const DecodeArgs& a, const DecodeSettings& d, Stream s) override {
     const Exec exec = instances_.get(s);
     const auto lse = a.lse.data != nullptr ? view_of<Exec, float, 2>(a.lse) : ViewOf<Exec, float, 2>();
-    uq::decode(exec, view_of<Exec, const uq::bf16, 3>(a.q), view_of<Exec, const std::uint8_t, 4>(a.kv_cache),
-               view_of<Exec, const std::int32_t, 2>(a.block_tables), view_of<Exec, const std::int32_t, 1>(a.seq_lens),
-               view_of<Exec, uq::bf16, 3>(a.out), lse, decode_config(d));
+    const auto q = view_of<Exec, const uq::bf16, 3>(a.q);
+    const auto cache = view_of<Exec, const std::uint8_t, 4>(a.kv_cache);
+    const auto tables = view_of<Exec, const std::int32_t, 2>(a.block_tables);
+    const auto lens = view_of<Exec, const std::int32_t, 1>(a.seq_lens);
+    if (a.query_start_loc.data != nullptr)
+      uq::decode(exec, q, cache, tables, lens, view_of<Exec, const std::int32_t, 1>(a.query_start_loc),
+                 view_of<Exec, uq::bf16, 3>(a.out), lse, decode_config(d));
+    else
+      uq::decode(exec, q, cache, tables, lens, view_of<Exec, uq::bf16, 3>(a.out), lse, decode_config(d));
     finish_on_host<Exec>();
   }
 

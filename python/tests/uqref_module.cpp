@@ -36,13 +36,22 @@ void require_shape(const CArray<T>& a, std::initializer_list<py::ssize_t> shape,
   }
 }
 
+// query_start_loc: None (one query token per sequence) or int32 [num_seqs + 1] (several, spec
+// §5.9: q's rows are then query tokens).
 py::dict decode(const CArray<std::uint16_t>& q, const CArray<std::uint8_t>& cache, const CArray<std::int32_t>& tables,
-                const CArray<std::int32_t>& lens, int qg, double scale, bool q_rotated) {
+                const CArray<std::int32_t>& lens, int qg, double scale, bool q_rotated, py::object query_start_loc) {
   require_shape(q, {-1, -1, 256}, "q");
   require_shape(cache, {-1, -1, -1, -1}, "cache");
-  const int B = static_cast<int>(q.shape(0)), hq = static_cast<int>(q.shape(1));
-  require_shape(tables, {B, -1}, "tables");
-  require_shape(lens, {B}, "lens");
+  const int B = static_cast<int>(q.shape(0)), hq = static_cast<int>(q.shape(1));  // B: query tokens with qsl
+  const int S = static_cast<int>(lens.shape(0));                                  // sequences
+  require_shape(tables, {S, -1}, "tables");
+  CArray<std::int32_t> starts;
+  if (!query_start_loc.is_none()) {
+    starts = query_start_loc.cast<CArray<std::int32_t>>();
+    require_shape(starts, {S + 1}, "query_start_loc");
+  } else {
+    require_shape(lens, {B}, "lens");
+  }
   uqref::DecodeInputs in{};
   in.q = q.data();
   in.q_stride_seq = static_cast<std::int64_t>(hq) * 256;
@@ -55,10 +64,14 @@ py::dict decode(const CArray<std::uint16_t>& q, const CArray<std::uint8_t>& cach
   in.block_tables = tables.data();
   in.max_blocks_per_seq = static_cast<int>(tables.shape(1));
   in.seq_lens = lens.data();
-  in.num_seqs = B;
+  in.num_seqs = S;
   in.qg = qg;
   in.scale = scale;
   in.q_rotated = q_rotated;
+  if (!query_start_loc.is_none()) {
+    in.query_start_loc = starts.data();
+    in.num_query_tokens = B;
+  }
   const uqref::DecodeResult r = uqref::uq_decode(in);
   const std::vector<py::ssize_t> rows{B, hq}, elems{B, hq, 256};
   py::array_t<double> out(elems), tol(elems), lse(rows), lse_tol(rows);
@@ -243,9 +256,9 @@ struct Producer {
 PYBIND11_MODULE(_uqref, m) {
   m.doc() = "Test-only: uq's float64 reference, the C++ tests' tolerances, and a DLPack producer.";
   m.def("decode", &decode, py::arg("q"), py::arg("cache"), py::arg("tables"), py::arg("lens"), py::arg("qg"),
-        py::arg("scale"), py::arg("q_rotated"),
+        py::arg("scale"), py::arg("q_rotated"), py::arg("query_start_loc") = py::none(),
         "uqref::uq_decode on contiguous arrays: out, tol (the C++ tests' decode_tolerance), lse, lse_tol, "
-        "attended, nonfinite_q.");
+        "attended, nonfinite_q; with query_start_loc, q's rows are query tokens (spec section 5.9).");
   m.def("write_kv", &write_kv, "uqref::uq_write_kv, cache in place; (bad_slots, nonfinite_rows).");
   m.def("write_index_keys", &write_index_keys, "uqref::nv_write_index_keys, cache in place.");
   m.def("score", &score, "uqref::nv_score into scores (only entries of visible blocks are written).");

@@ -105,6 +105,94 @@ BackendRun run_backend(const DecodeShape& shape, Backend backend, int reps, cons
   return r;
 }
 
+// Several query tokens per sequence (spec ultraquant.md §5.9), as a speculative-decoding
+// verification: each sequence's last QL tokens are its new ones. One multi-token call against
+// today's way, QL one-token calls with seq_len = L - QL + j + 1, both on the generic path (whose
+// rows must then be the same bits), each decoded once (the checked output) and timed.
+struct MtpRun {
+  int ql = 0;
+  std::string device;
+  int partitions = 0, tgpp = 0;
+  double seconds = 0, separate_seconds = 0;  // medians: the one call, the QL one-token calls
+  Status status;
+  std::vector<bf16> out;  // [seqs * QL, Hq, 256]
+  bool same_bits = false;  // as the QL one-token calls
+};
+
+MtpRun run_mtp(const DecodeShape& one_token, int ql, int reps, const DeviceView3<const bf16>& q,
+               const DeviceView4<const std::uint8_t>& cache, const DeviceView2<const std::int32_t>& tables,
+               const std::vector<std::int32_t>& lens, CommandIo& io) {
+  const Exec exec;
+  const int B = one_token.max_seqs, Hq = one_token.num_kv_heads * one_token.qg;
+  DecodeConfig cfg;
+  cfg.backend = Backend::Generic;
+  cfg.check = false;  // the counters are read once below, not after every timed run
+  const DecodePlan<Exec> separate(exec, one_token, cfg);
+  DecodeShape shape = one_token;
+  shape.max_query_len = ql;
+  cfg.query_len = ql;
+  const DecodePlan<Exec> plan(exec, shape, cfg);
+  MtpRun r;
+  r.ql = ql;
+  r.device = plan.device().name;
+  r.partitions = plan.partitions();
+  r.tgpp = plan.tile_groups_per_partition();
+
+  // Today's way: query token j of every sequence in its own call, over lengths L - QL + j + 1.
+  using Rows4 = Kokkos::View<const bf16****, Kokkos::LayoutRight, DeviceMemory, Kokkos::MemoryUnmanaged>;
+  const Rows4 q4(q.data(), B, ql, Hq, kDim);
+  std::vector<DeviceView1<const std::int32_t>> lens_j;
+  for (int j = 0; j < ql; ++j) {
+    std::vector<std::int32_t> l(lens);
+    for (std::int32_t& x : l) x = std::max(x - ql + j + 1, 0);
+    lens_j.push_back(to_device_1d("uq::demo::seq_lens_j", l));
+  }
+  DeviceView3<bf16> out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "uq::demo::mtp_out"), B * ql, Hq, kDim);
+  DeviceView3<bf16> out_sep(Kokkos::view_alloc(Kokkos::WithoutInitializing, "uq::demo::mtp_separate"), B * ql, Hq, kDim);
+  const Kokkos::View<bf16****, Kokkos::LayoutRight, DeviceMemory, Kokkos::MemoryUnmanaged> sep4(out_sep.data(), B, ql,
+                                                                                               Hq, kDim);
+  const DeviceView1<const std::int32_t> lens_d = to_device_1d("uq::demo::seq_lens", lens);
+  const auto one_call = [&] { plan.run(q, cache, tables, lens_d, out); };
+  const auto separate_calls = [&] {
+    for (int j = 0; j < ql; ++j)
+      separate.run(Kokkos::subview(q4, Kokkos::ALL, j, Kokkos::ALL, Kokkos::ALL), cache, tables, lens_j[j],
+                   Kokkos::subview(sep4, Kokkos::ALL, j, Kokkos::ALL, Kokkos::ALL));
+  };
+
+  Progress progress(io.err, io.interactive,
+                    format("decoding %d query tokens per sequence (MTP), one call and %d one-token calls", ql, ql),
+                    2 * (reps + 1));
+  Kokkos::deep_copy(out, bf16{0x7fc0});  // poison: NaN wherever the decode did not write
+  Kokkos::deep_copy(out_sep, bf16{0x7fc1});
+  one_call();
+  separate_calls();
+  exec.fence();
+  r.status = plan.status();
+  r.out = to_host(out);
+  const std::vector<bf16> sep = to_host(out_sep);
+  r.same_bits = sep.size() == r.out.size() &&
+                std::equal(sep.begin(), sep.end(), r.out.begin(), [](bf16 a, bf16 b) { return a.bits == b.bits; });
+  TimingRule rule;
+  rule.min_reps = reps;
+  rule.budget_seconds = kTimingBudgetSeconds / 2;
+  int done = 1;
+  r.seconds = median(time_repeatedly(
+      [&] {
+        one_call();
+        exec.fence();
+      },
+      rule, [&](int) { progress.update(++done); }));
+  r.separate_seconds = median(time_repeatedly(
+      [&] {
+        separate_calls();
+        exec.fence();
+      },
+      rule, [&](int) { progress.update(++done); }));
+  progress.finish(format("%.1f us per call, %.1f us for %d one-token calls (P = %d, TGPP = %d)", r.seconds * 1e6,
+                         r.separate_seconds * 1e6, ql, r.partitions, r.tgpp));
+  return r;
+}
+
 int run_demo(const ParsedOptions& o, CommandIo& io) {
   DemoShape s;
   s.seqs = static_cast<int>(o.integer("--seqs"));
@@ -114,6 +202,8 @@ int run_demo(const ParsedOptions& o, CommandIo& io) {
   s.block_size = static_cast<int>(o.integer("--block-size"));
   s.seed = static_cast<std::uint64_t>(o.integer("--seed"));
   const int reps = static_cast<int>(o.integer("--reps"));
+  const int ql = static_cast<int>(o.integer("--query-len"));
+  if (ql == 1) throw UsageError("option --query-len: expected 0 (no MTP line) or 2..16, found 1");
   if (s.qg != 6 && s.qg != 8 && s.qg != 16) throw UsageError("option --qg: expected 6, 8 or 16, found " + std::to_string(s.qg));
   if (!valid_block_size(s.block_size))
     throw UsageError("option --block-size: expected 16, 32, 64, 128 or 256, found " + std::to_string(s.block_size));
@@ -218,6 +308,13 @@ int run_demo(const ParsedOptions& o, CommandIo& io) {
   runs.push_back(run_backend(shape, Backend::Generic, reps, q_d, cache_c, tables_d, lens_d, out_d, io));
   if (default_path != Path::Generic)
     runs.push_back(run_backend(shape, Backend::Native, reps, q_d, cache_c, tables_d, lens_d, out_d, io));
+  MtpRun mtp;
+  std::vector<bf16> q_mtp;
+  if (ql > 1) {
+    q_mtp = demo::make_queries(model, ql);
+    mtp = run_mtp(shape, ql, reps, to_device_3d("uq::demo::q_mtp", q_mtp.data(), s.seqs * ql, s.q_heads(), kDim),
+                  cache_c, tables_d, lens, io);
+  }
 
   // ---- accuracy
   const std::vector<std::uint8_t> cache_host = to_host(cache_d);
@@ -231,10 +328,13 @@ int run_demo(const ParsedOptions& o, CommandIo& io) {
   check.scale = DecodeConfig{}.softmax_scale;
   check.sample = sample;
   demo::References refs;
+  demo::MtpReferences mtp_refs;
   {
     Progress progress(io.err, io.interactive, "float64 reference (uqref) and unquantised attention");
     refs = demo::compute_references(check);
-    progress.finish(std::to_string(sample.size()) + " sequences x " + std::to_string(s.q_heads()) + " heads");
+    if (ql > 1) mtp_refs = demo::compute_mtp_references(check, q_mtp, ql);
+    progress.finish(std::to_string(sample.size()) + " sequences x " + std::to_string(s.q_heads()) + " heads" +
+                    (ql > 1 ? " (and " + std::to_string(ql) + " query tokens each)" : std::string()));
   }
 
   const double bytes = cache_bytes + table_bytes;
@@ -257,6 +357,23 @@ int run_demo(const ParsedOptions& o, CommandIo& io) {
                    format("%.2e", c.max_abs_error), format("%.3f", c.max_error_ratio),
                    format("%.4f/%.4f", c.mean_cosine_bf16, c.min_cosine_bf16), r.status.describe() + (ok ? "" : " FAIL")});
   }
+  if (ql > 1) {
+    DecodeErrorModel em;
+    em.tokens_per_partition = static_cast<double>(mtp.tgpp) * 256.0;
+    em.partitions = mtp.partitions;
+    const demo::CheckResult c = demo::check_mtp_output(check, mtp_refs, mtp.out, em);
+    const bool ok = c.ok() && mtp.status.ok() && mtp.same_bits;
+    all_ok = all_ok && ok;
+    const std::string status = mtp.status.describe() + (mtp.same_bits ? "" : ", bits differ") + (ok ? "" : " FAIL");
+    const auto row = [&](const std::string& name, double seconds) {
+      const double gbs = bytes / seconds / 1e9;
+      table.add_row({name, mtp.device, format("%.1f", seconds * 1e6), format("%.2f", gbs),
+                     format("%.1f%%", 100.0 * gbs / copy.gb_per_s), format("%.2e", c.max_abs_error),
+                     format("%.3f", c.max_error_ratio), "-", status});
+    };
+    row(format("generic MTP QL=%d", ql), mtp.seconds);
+    row(format("generic %d x 1-token", ql), mtp.separate_seconds);
+  }
   std::string checked;
   for (int b : sample) checked += (checked.empty() ? "" : ", ") + std::to_string(b);
   out << "\n" << table.render() << "\n"
@@ -272,6 +389,12 @@ int run_demo(const ParsedOptions& o, CommandIo& io) {
       << "    reference on the same 4-bit cache gives "
       << format("%.4f/%.4f", first.ref_mean_cosine_bf16, first.ref_min_cosine_bf16)
       << ": the format's own loss, largest on peaked heads\n"
+      << (ql > 1 ? format("  MTP QL=%d: each sequence's last %d tokens as new query tokens (a draft verification,\n"
+                         "    spec ultraquant.md section 5.9), one call: %.2fx the time of the one-token call above,\n"
+                         "    %.2fx that of today's way, %d one-token calls with seq_len L - %d + j + 1 (%s bits)\n",
+                         ql, ql, mtp.seconds / runs[0].seconds, mtp.seconds / mtp.separate_seconds, ql, ql,
+                         mtp.same_bits ? "the same" : "NOT the same")
+                  : std::string())
       << "  attention: median " << format("%.0f", refs.effective_tokens_median)
       << " effective tokens per head (exp entropy) of " << s.context << "; median top weight "
       << format("%.3f", refs.top_weight_median) << "\n";
@@ -293,14 +416,17 @@ Command demo_command() {
   c.usage =
       "demo [--seqs N] [--context T] [--qg G] [--kv-heads H]\n"
       "               [--block-size BS] [--seed S] [--reps R] [--check-seqs N]\n"
-      "               [--copy-mib M]";
+      "               [--copy-mib M] [--query-len QL]";
   c.description =
       "Builds keys, values and queries for one attention layer with a realistic distribution (outlier "
       "channels in K, per-token norm variation, queries aimed at a few tokens), writes the cache with "
       "uq::write_kv, decodes with the default backend (and times the generic and the native path where "
       "the device has one), checks a sample of sequences against the float64 reference and against "
       "attention on the unquantised bf16 K/V, and prints a table: backend, device, time, GB/s, % of "
-      "the copy bandwidth measured in the same run, errors and status.\n\n"
+      "the copy bandwidth measured in the same run, errors and status. The MTP lines decode each "
+      "sequence's last QL tokens as new query tokens (a speculative-decoding verification) in one call "
+      "and, as engines do today, in QL one-token calls, on the generic path: checked against the float64 "
+      "reference, and against each other bit for bit.\n\n"
       "The defaults are the original kernel's headline shape: a Qwen3.6-27B full-attention layer on one "
       "rank, QG 6, one KV head, 4 sequences x 75k tokens (81.6 MB of cache), block 64.\n\n"
       "Exit status 1 if an output is outside its error bound or the device reported bad data.";
@@ -318,6 +444,9 @@ Command demo_command() {
       int_option("--check-seqs", "N", "Sequences checked against the references (spread evenly; 0 = all).", 0, 1 << 16,
                  "2"),
       int_option("--copy-mib", "M", "Buffer size of the copy-bandwidth kernel in MiB (0 = automatic).", 0, 1 << 16, "0"),
+      int_option("--query-len", "QL",
+                 "Query tokens per sequence of the MTP line (its last QL tokens as new ones; 0 = no MTP line).", 0,
+                 16, "2"),
   };
   c.run = run_demo;
   return c;

@@ -32,6 +32,7 @@ struct Command {
 Command write_kv_command();
 Command rotate_q_command();
 Command decode_command();
+Command gather_kv_command();
 Command demo_command();
 Command write_index_command();
 Command score_command();

@@ -135,6 +135,71 @@ References compute_references(const CheckInputs& in) {
   return r;
 }
 
+namespace {
+
+// One element against the reference: its error and its error / bound (a NaN error, or a non-zero
+// error against a zero bound, counts as a failure).
+void add_error(CheckResult& c, double got, double want, double vmax, double score_abs, const DecodeErrorModel& em) {
+  const double err = std::fabs(got - want);
+  const double bound = decode_error_bound(vmax, score_abs, em);
+  c.max_abs_error = std::max(c.max_abs_error, err);
+  const double ratio = err == 0 ? 0.0 : (bound > 0 ? err / bound : INFINITY);
+  c.max_error_ratio = std::isnan(err) ? INFINITY : std::max(c.max_error_ratio, ratio);
+}
+
+}  // namespace
+
+MtpReferences compute_mtp_references(const CheckInputs& in, const std::vector<bf16>& q_mtp, int ql) {
+  const DemoShape& s = in.model->shape;
+  const int hq_count = s.q_heads();
+  const int mb = s.blocks_per_seq();
+  const std::size_t rows = static_cast<std::size_t>(ql) * hq_count * kDim;
+  MtpReferences r;
+  r.ql = ql;
+  const std::vector<std::int32_t> starts = {0, ql};
+  for (int b : in.sample) {
+    const std::vector<std::uint16_t> q = bits_of(q_mtp.data() + static_cast<std::size_t>(b) * rows, rows);
+    uqref::DecodeInputs di{};
+    di.q = q.data();
+    di.q_stride_seq = static_cast<std::int64_t>(hq_count) * kDim;
+    di.q_stride_head = kDim;
+    di.cache = in.cache->data();
+    di.num_blocks = in.num_blocks;
+    di.block_size = s.block_size;
+    di.num_kv_heads = s.kv_heads;
+    di.slot_bytes = in.slot_bytes;
+    di.block_tables = in.block_tables->data() + static_cast<std::size_t>(b) * mb;
+    di.max_blocks_per_seq = mb;
+    di.seq_lens = in.seq_lens->data() + b;
+    di.num_seqs = 1;
+    di.qg = s.qg;
+    di.scale = in.scale;
+    di.q_rotated = false;
+    di.query_start_loc = starts.data();
+    di.num_query_tokens = ql;
+    uqref::DecodeResult res = uqref::uq_decode(di);
+    r.uq.push_back(std::move(res.out));
+    r.vmax.push_back(std::move(res.vmax));
+    r.score_abs.push_back(std::move(res.score_abs));
+  }
+  return r;
+}
+
+CheckResult check_mtp_output(const CheckInputs& in, const MtpReferences& ref, const std::vector<bf16>& out,
+                             const DecodeErrorModel& error_model) {
+  const int hq_count = in.model->shape.q_heads();
+  const std::size_t per_seq = static_cast<std::size_t>(ref.ql) * hq_count;  // query rows of a sequence
+  CheckResult c;
+  for (std::size_t i = 0; i < in.sample.size(); ++i)
+    for (std::size_t row = 0; row < per_seq; ++row)
+      for (int d = 0; d < kDim; ++d) {
+        const std::size_t at = row * kDim + d;
+        add_error(c, codec::bf16_to_float(out[(in.sample[i] * per_seq + row) * kDim + d]), ref.uq[i][at],
+                  ref.vmax[i][at], ref.score_abs[i][row], error_model);
+      }
+  return c;
+}
+
 CheckResult check_output(const CheckInputs& in, const References& ref, const std::vector<bf16>& out,
                          const DecodeErrorModel& error_model) {
   const DemoShape& s = in.model->shape;
@@ -149,13 +214,7 @@ CheckResult check_output(const CheckInputs& in, const References& ref, const std
       const std::size_t row = (static_cast<std::size_t>(b) * hq_count + hq) * kDim;
       for (int d = 0; d < kDim; ++d) {
         got[d] = codec::bf16_to_float(out[row + d]);
-        const double want = ref.uq[i][hq * kDim + d];
-        const double err = std::fabs(got[d] - want);
-        const double bound = decode_error_bound(ref.vmax[i][hq * kDim + d], ref.score_abs[i][hq], error_model);
-        c.max_abs_error = std::max(c.max_abs_error, err);
-        // A NaN error or a non-zero error against a zero bound counts as a failure.
-        const double ratio = err == 0 ? 0.0 : (bound > 0 ? err / bound : INFINITY);
-        c.max_error_ratio = std::isnan(err) ? INFINITY : std::max(c.max_error_ratio, ratio);
+        add_error(c, got[d], ref.uq[i][hq * kDim + d], ref.vmax[i][hq * kDim + d], ref.score_abs[i][hq], error_model);
       }
       const double cs = cosine(got.data(), ref.bf16[i].data() + hq * kDim, kDim);
       const double cr = cosine(ref.uq[i].data() + hq * kDim, ref.bf16[i].data() + hq * kDim, kDim);

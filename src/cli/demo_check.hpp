@@ -59,6 +59,22 @@ struct CheckResult {
 CheckResult check_output(const CheckInputs& in, const References& ref, const std::vector<bf16>& out,
                          const DecodeErrorModel& error_model);
 
+// The multi-token (MTP) check: per sampled sequence, its `ql` query tokens (rows b * ql + j of
+// `q_mtp`, the sequence's last ql tokens being the new ones: spec ultraquant.md §5.9), from the
+// float64 reference with query_start_loc.
+struct MtpReferences {
+  int ql = 0;
+  std::vector<std::vector<double>> uq;         // per sample: [ql][Hq][256]
+  std::vector<std::vector<double>> vmax;       // per sample: [ql][Hq][256]
+  std::vector<std::vector<double>> score_abs;  // per sample: [ql][Hq]
+};
+
+MtpReferences compute_mtp_references(const CheckInputs& in, const std::vector<bf16>& q_mtp, int ql);
+
+// out: a multi-token decode output [seqs * ql, Hq, 256] (host); the cosines are not computed.
+CheckResult check_mtp_output(const CheckInputs& in, const MtpReferences& ref, const std::vector<bf16>& out,
+                             const DecodeErrorModel& error_model);
+
 // Cosine similarity of two vectors (1 when both are zero).
 double cosine(const double* a, const double* b, int n);
 

@@ -130,15 +130,20 @@ std::vector<std::int64_t> needle_tokens(const LayerModel& m, int seq, int hq) {
   return t;
 }
 
-std::vector<bf16> make_queries(const LayerModel& m) {
+std::vector<bf16> make_queries(const LayerModel& m, int per_seq) {
   const DemoShape& s = m.shape;
   const int hq_count = s.q_heads();
-  std::vector<bf16> q(static_cast<std::size_t>(s.seqs) * hq_count * kDim);
+  std::vector<bf16> q(static_cast<std::size_t>(s.seqs) * per_seq * hq_count * kDim);
   std::vector<float> row(kDim), acc(kDim);
   for (int b = 0; b < s.seqs; ++b)
+    for (int tok = 0; tok < per_seq; ++tok)
     for (int hq = 0; hq < hq_count; ++hq) {
       const int h = hq / s.qg;
-      const std::uint64_t qrow = static_cast<std::uint64_t>(b) * hq_count + hq;
+      // The random numbers' key: query token 0's is the one-token demo's (b, hq), later tokens'
+      // lie past every sequence's; where the row goes: row b * per_seq + tok of the output.
+      const std::uint64_t qrow =
+          (static_cast<std::uint64_t>(tok) * s.seqs + static_cast<std::uint64_t>(b)) * hq_count + hq;
+      const std::uint64_t out_row = (static_cast<std::uint64_t>(b) * per_seq + tok) * hq_count + hq;
       std::fill(acc.begin(), acc.end(), 0.0f);
       const double head_pull =
           kPullMin + (kPullMax - kPullMin) * uniform(random_bits(s.seed, kStreamQuery, qrow * 16 + 15));
@@ -158,7 +163,7 @@ std::vector<bf16> make_queries(const LayerModel& m) {
       }
       for (int d = 0; d < kDim; ++d) {
         const float z = approx_normal(random_bits(s.seed, kStreamQuery, (1ull << 40) + qrow * kDim + d));
-        q[qrow * kDim + d] = codec::float_to_bf16(acc[d] + kQueryNoise * z);
+        q[out_row * kDim + d] = codec::float_to_bf16(acc[d] + kQueryNoise * z);
       }
     }
   return q;

@@ -102,8 +102,11 @@ void kv_row(const LayerModel& m, bool is_v, int seq, std::int64_t t, int h, floa
 void generate_kv(const LayerModel& m, int seq, std::int64_t t0, const DeviceView3<bf16>& k,
                  const DeviceView3<bf16>& v);
 
-// Queries [seqs, Hq, 256] bf16 (host), aimed at needle tokens (see above).
-std::vector<bf16> make_queries(const LayerModel& m);
+// Queries [seqs * per_seq, Hq, 256] bf16 (host), aimed at needle tokens (see above): per_seq
+// query tokens per sequence (rows b * per_seq .. b * per_seq + per_seq - 1: the new tokens of a
+// speculative-decoding verification), each with its own pulls and noise; with per_seq = 1, and
+// for the first token of each sequence, the one-token queries.
+std::vector<bf16> make_queries(const LayerModel& m, int per_seq = 1);
 
 // The needle tokens of (seq, query head): token 0 and three random ones.
 std::vector<std::int64_t> needle_tokens(const LayerModel& m, int seq, int hq);

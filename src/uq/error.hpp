@@ -45,7 +45,9 @@ enum class Counter : int {
   bad_slots,           // writer slots >= num_blocks * block_size (token not written)
   nonfinite_inputs,    // rows holding a non-finite value: writer rows (token, head), whose
                        // affected scale groups are written as zero groups, and decode query
-                       // heads (sequence, query head), whose output row is NaN
+                       // heads (sequence or query token, query head), whose output row is NaN
+  bad_start_locs,      // sequences whose range in query_start_loc (decode with several query
+                       // tokens) or kv_start_loc (gather_kv) is malformed: skipped, no row written
   count_
 };
 
@@ -58,6 +60,7 @@ inline const char* counter_name(Counter c) {
     case Counter::long_seq_lens: return "long_seq_lens";
     case Counter::bad_slots: return "bad_slots";
     case Counter::nonfinite_inputs: return "nonfinite_inputs";
+    case Counter::bad_start_locs: return "bad_start_locs";
     case Counter::count_: break;
   }
   return "?";

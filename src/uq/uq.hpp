@@ -4,6 +4,7 @@
 #include "uq/backend.hpp"
 #include "uq/decode.hpp"
 #include "uq/error.hpp"
+#include "uq/gather_kv.hpp"
 #include "uq/nvfp4.hpp"
 #include "uq/partitions.hpp"
 #include "uq/rotate_query.hpp"

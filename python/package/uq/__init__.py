@@ -84,7 +84,7 @@ def write_kv(k, v, slot_mapping, kv_cache, *, check=True, backend="auto", stream
 
 def decode(q, kv_cache, block_tables, seq_lens, *, scale=1.0 / 16.0, qg=None, q_rotated=False,
            partitions=None, backend="auto", check=True, out=None, lse=None, return_lse=False,
-           stream=None):
+           stream=None, query_start_loc=None, query_len=1):
     """Paged split-K decode attention over the UltraQuant cache; returns out, or (out, lse).
 
     q: bf16 [num_seqs, num_kv_heads * qg, 256], any strides (a slice of a fused QKV tensor).
@@ -93,8 +93,14 @@ def decode(q, kv_cache, block_tables, seq_lens, *, scale=1.0 / 16.0, qg=None, q_
     [num_seqs, num_q_heads], any strides (vLLM's [num_heads, num_tokens] transposed), the natural
     log of the sum of exp(score) (-inf for an empty sequence); written when given or when
     return_lse, and then returned with out.
+
+    Several query tokens per sequence (speculative-decoding verification, MTP; spec
+    ultraquant.md section 5.9): with query_start_loc (int32 [num_seqs + 1]: 0, non-decreasing,
+    T; at most 16 a sequence) or query_len > 1 (T = num_seqs * query_len), q, out and lse have T
+    rows, sequence b's new tokens in order. seq_lens count the new tokens (already in the cache);
+    query token j of n sees positions 0 .. seq_len - n + j, and one that sees none gives 0 and
+    lse -inf. These calls run the generic kernels (no tuned path has them yet).
     """
-    # A multi-token decode (query_start_loc) is not in the C++ API yet; it goes here when it lands.
     want_lse = return_lse or lse is not None
     shape = None
     if out is None or lse is None and want_lse:
@@ -104,7 +110,8 @@ def decode(q, kv_cache, block_tables, seq_lens, *, scale=1.0 / 16.0, qg=None, q_
     if want_lse:
         lse_arg, lse_state = _new_output(q, lse, shape and shape[:2], "float32", "uq.decode", "lse")
     _uq._decode(q, kv_cache, block_tables, seq_lens, out_arg, lse_arg, scale, 0 if qg is None else qg,
-                q_rotated, 0 if partitions is None else partitions, backend, check, stream)
+                q_rotated, 0 if partitions is None else partitions, backend, check, stream, query_start_loc,
+                query_len)
     result = _finish_output(out_arg, out_state)
     if want_lse:
         return result, _finish_output(lse_arg, lse_state)

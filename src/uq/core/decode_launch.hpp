@@ -70,6 +70,26 @@ struct DecodePartitionsLaunch {
   std::int64_t lse_stride_seq = 0, lse_stride_head = 1;
 };
 
+// Decode with several query tokens per sequence (spec ultraquant.md §5.9): the partition
+// kernel's launch over query tokens. A new launch type, not new fields of the one above, so that
+// no tuned path's partition kernel takes it until that path implements it (uq/impl/tuned_path.hpp).
+// The inherited fields keep their meaning, with rows of query tokens where they had sequences:
+// q, out and lse have num_query_tokens (T) rows; the partial rows are
+// [T][num_kv_heads][partitions][qg]; the grid is still one team per (sequence, KV head,
+// partition), whatever the n_b; num_seqs, block_tables and seq_lens are per sequence. Query token
+// j of sequence b (row query_start_loc[b] + j) sees the first visible_tokens(L, n_b, j) tokens
+// (core/sequence_rules.hpp); a malformed range (malformed_start_range, with max_query_len) is
+// skipped and counted in Counter::bad_start_locs.
+struct DecodeQueriesLaunch : DecodePartitionsLaunch {
+  static constexpr const char* kName = "decode queries";
+  // int32 [num_seqs + 1]; nullptr: the uniform form, sequence b's rows b * query_len .. + query_len - 1.
+  const std::int32_t* query_start_loc = nullptr;
+  std::int64_t query_start_loc_stride = 1;
+  int query_len = 1;         // the uniform form's query tokens per sequence
+  int max_query_len = 1;     // the plan's largest n_b (spec: at most 16)
+  int num_query_tokens = 0;  // T
+};
+
 // Revision-2 rules every path follows (spec ultraquant.md §5-6), in one place:
 //  * a partition that sees no token writes only l = 0, m = -inf (no partial row, no cache or
 //    table reads beyond what tells it it is empty);
@@ -136,6 +156,25 @@ DecodePartitionsLaunch decode_partitions_launch(const Q& q, const Cache& cache, 
   l.partitions = params.partitions;
   l.tgpp = params.tgpp;
   l.scale = params.scale;
+  return l;
+}
+
+// The launch of a decode with several query tokens per sequence: the partition launch's fields
+// (q, out, lse and the partial rows then have num_query_tokens rows), and query_start_loc
+// ([num_seqs + 1] int32 view, data() == nullptr for the uniform form of query_len tokens each).
+template <class Q, class Cache, class Tables, class Lens, class Starts, class Partials, class Counters, class Params>
+DecodeQueriesLaunch decode_queries_launch(const Q& q, const Cache& cache, const Tables& tables, const Lens& lens,
+                                          const Starts& query_start_loc, const Partials& partials,
+                                          const Counters& counters, const Params& params, int num_seqs,
+                                          void* stream) {
+  DecodeQueriesLaunch l;
+  static_cast<DecodePartitionsLaunch&>(l) =
+      decode_partitions_launch(q, cache, tables, lens, partials, counters, params, num_seqs, stream);
+  l.query_start_loc = query_start_loc.data();
+  if (l.query_start_loc != nullptr) l.query_start_loc_stride = static_cast<std::int64_t>(query_start_loc.stride(0));
+  l.query_len = params.query_len;
+  l.max_query_len = params.max_query_len;
+  l.num_query_tokens = static_cast<int>(q.extent(0));
   return l;
 }
 

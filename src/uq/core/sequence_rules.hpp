@@ -57,5 +57,23 @@ UQ_CORE_FN constexpr I partition_trip(I p, I partitions, I tgpp, I tile_groups) 
   return owned < tgpp ? owned : tgpp;
 }
 
+// Several query tokens per sequence (spec ultraquant.md §5.9), and the gather's positions (§7):
+// sequence b's range [start, end) of a start-location array of num_seqs + 1 entries over T rows
+// is malformed when it is not a well-formed piece of a tiling of [0, T) — every condition is one
+// between neighbours, so when no range is malformed they tile [0, T) exactly. max_len 0: no
+// limit on end - start.
+template <class I>
+UQ_CORE_FN constexpr bool malformed_start_range(I start, I end, I b, I num_seqs, I T, I max_len) {
+  return start < I(0) || end < start || end > T || (max_len > I(0) && end - start > max_len) ||
+         (b == I(0) && start != I(0)) || (b == num_seqs - I(1) && end != T);
+}
+
+// The tokens query token j (0 <= j < n) of a sequence of length L with n query tokens sees:
+// positions 0 .. L - n + j, i.e. max(L - n + j + 1, 0) of them (L itself for the last one).
+template <class I>
+UQ_CORE_FN constexpr I visible_tokens(I L, I n, I j) {
+  return L - n + j + I(1) > I(0) ? L - n + j + I(1) : I(0);
+}
+
 }  // namespace impl
 }  // namespace uq

@@ -24,6 +24,7 @@ inline constexpr float kScaleConstant = 0.156f;    // MSE-optimal c of the forma
 inline constexpr int kTileGroupTokens = 256;  // tokens per tile-group: the unit of a partition
 inline constexpr int kTileTokens = 16;        // tokens per tile (the generic kernels' softmax step)
 inline constexpr int kMaxPartitions = 4096;   // split-K partitions a decode may use
+inline constexpr int kMaxDecodeQueryLen = 16;  // query tokens per sequence one decode may take (§5.9)
 
 // The query group sizes and block sizes every decode path implements.
 UQ_CORE_FN constexpr bool is_decode_qg(std::int64_t qg) { return qg == 6 || qg == 8 || qg == 16; }

@@ -47,6 +47,14 @@ struct IndexViewContract {
   static constexpr bool ok = true;
 };
 
+// Whether V is a Kokkos::View of rank R (the overloads of a run whose views differ only in rank:
+// decode's out and lse against query_start_loc and out).
+template <class V, int R, class = void>
+struct is_view_of_rank : std::false_type {};
+template <class V, int R>
+struct is_view_of_rank<V, R, std::enable_if_t<Kokkos::is_view<V>::value>>
+    : std::integral_constant<bool, static_cast<int>(V::rank) == R> {};
+
 template <class View>
 void require_extent(const char* function, const char* argument, const View& v, int dim,
                     std::int64_t expected, const char* what) {

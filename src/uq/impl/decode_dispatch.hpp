@@ -30,6 +30,10 @@ struct DecodeParams {
   int tgpp = 0;
   float scale = 0.0f;
   bool q_rotated = false;
+  // Several query tokens per sequence (spec §5.9): the uniform form's tokens per sequence and
+  // the largest n_b (1 and 1 for the one-token decode).
+  int query_len = 1;
+  int max_query_len = 1;
 };
 
 // View types that stand for "no such output" (data() == nullptr) in the calls below.
@@ -37,6 +41,9 @@ template <class MemSpace>
 using NoDecodeOut = Kokkos::View<bf16***, Kokkos::LayoutStride, MemSpace>;
 template <class MemSpace>
 using NoDecodeLse = Kokkos::View<float**, Kokkos::LayoutStride, MemSpace>;
+// query_start_loc's "none": one query token per sequence, or the uniform form.
+template <class MemSpace>
+using NoQueryStarts = Kokkos::View<const std::int32_t*, Kokkos::LayoutStride, MemSpace>;
 
 // Whether a path's partition-kernel specialisation chooses its own default partitions.
 template <class Op, class = void>
@@ -52,6 +59,10 @@ struct DecodeDispatch {
   using TwoKernels = TunedCall<ExecSpace, DecodePartitionsLaunch, DecodeReduceLaunch>;
   using Partitions = TunedCall<ExecSpace, DecodePartitionsLaunch>;
   using Reduce = TunedCall<ExecSpace, DecodeReduceLaunch>;
+  // Several query tokens per sequence (spec §5.9): a launch type of its own, which no tuned path
+  // implements until it specialises it; with and without the reducer.
+  using QueriesTwoKernels = TunedCall<ExecSpace, DecodeQueriesLaunch, DecodeReduceLaunch>;
+  using Queries = TunedCall<ExecSpace, DecodeQueriesLaunch>;
 
   // The tuned path Auto takes on this device for decode calls it accepts (Generic: none).
   static Path tuned_path(const DeviceInfo& dev) { return TwoKernels::tuned_path(dev); }
@@ -77,6 +88,12 @@ struct DecodeDispatch {
     return c;
   }
 
+  // The path a plan's runs with several query tokens take (as candidate()).
+  static PathChoice queries_candidate(Backend requested, const DeviceInfo& dev, bool direct) {
+    return direct ? Queries::candidate("uq::decode", requested, dev)
+                  : QueriesTwoKernels::candidate("uq::decode", requested, dev);
+  }
+
   // One decode call: with out.data() != nullptr only when P = 1 (`direct`), the partition
   // kernel writes out and lse itself; otherwise it writes the partial rows and the reducer
   // combines them into out (and lse when lse.data() != nullptr). `ran`: the path that ran, and why.
@@ -91,13 +108,38 @@ struct DecodeDispatch {
     if (direct) {
       set_direct_outputs(partitions, out, lse);
       return Partitions::run("uq::decode", exec, candidate, requested, {partitions}, ran, [&] {
-        generic_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse);
+        generic_partitions(exec, q, cache, block_tables, seq_lens, NoQueryStarts<MemSpace>(), partials, counts, p, num_seqs, out, lse);
       });
     }
     auto reduce = reduce_launch(partials, out, lse, p, num_seqs);
     TwoKernels::run("uq::decode", exec, candidate, requested, {partitions, reduce}, ran, [&] {
-      generic_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, no_out, no_lse);
+      generic_partitions(exec, q, cache, block_tables, seq_lens, NoQueryStarts<MemSpace>(), partials, counts, p, num_seqs, no_out, no_lse);
       generic_reduce(exec, partials, out, lse, p, num_seqs);
+    });
+  }
+
+  // One decode call with several query tokens per sequence (spec §5.9): as run() over the
+  // query tokens (q, out and lse have num_query_tokens = q.extent(0) rows), the sequences' rows
+  // given by `starts` (query_start_loc; data() == nullptr: p.query_len each).
+  template <class Q, class Tables, class Lens, class Starts, class Counts, class Out, class Lse>
+  static void run_queries(const ExecSpace& exec, const PathChoice& candidate, Backend requested, PathChoice& ran,
+                          const Q& q, const CacheAddressing& cache, const Tables& block_tables, const Lens& seq_lens,
+                          const Starts& starts, const DecodePartials<MemSpace>& partials, const Counts& counts,
+                          const DecodeParams& p, int num_seqs, const Out& out, const Lse& lse, bool direct) {
+    const NoDecodeOut<MemSpace> no_out;
+    const NoDecodeLse<MemSpace> no_lse;
+    const int num_tokens = static_cast<int>(q.extent(0));
+    auto queries = decode_queries_launch(q, cache, block_tables, seq_lens, starts, partials, counts, p, num_seqs, nullptr);
+    if (direct) {
+      set_direct_outputs(queries, out, lse);
+      return Queries::run("uq::decode", exec, candidate, requested, {queries}, ran, [&] {
+        generic_partitions(exec, q, cache, block_tables, seq_lens, starts, partials, counts, p, num_seqs, out, lse);
+      });
+    }
+    auto reduce = reduce_launch(partials, out, lse, p, num_tokens);  // one reducer row per query token
+    QueriesTwoKernels::run("uq::decode", exec, candidate, requested, {queries, reduce}, ran, [&] {
+      generic_partitions(exec, q, cache, block_tables, seq_lens, starts, partials, counts, p, num_seqs, no_out, no_lse);
+      generic_reduce(exec, partials, out, lse, p, num_tokens);
     });
   }
 
@@ -112,7 +154,7 @@ struct DecodeDispatch {
     auto l = decode_partitions_launch(q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, nullptr);
     PathChoice ran;
     Partitions::run("uq::decode", exec, PathChoice{path, ""}, required(path), {l}, ran, [&] {
-      generic_partitions(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, no_out, no_lse);
+      generic_partitions(exec, q, cache, block_tables, seq_lens, NoQueryStarts<MemSpace>(), partials, counts, p, num_seqs, no_out, no_lse);
     });
   }
 
@@ -136,15 +178,18 @@ struct DecodeDispatch {
     return l;
   }
 
-  template <class Q, class Tables, class Lens, class Counts, class Out, class Lse>
+  // The generic partition kernel; `starts`: query_start_loc, or data() == nullptr (one-token
+  // decode, or the uniform form of p.query_len tokens).
+  template <class Q, class Tables, class Lens, class Starts, class Counts, class Out, class Lse>
   static void generic_partitions(const ExecSpace& exec, const Q& q, const CacheAddressing& cache,
-                                 const Tables& block_tables, const Lens& seq_lens,
+                                 const Tables& block_tables, const Lens& seq_lens, const Starts& starts,
                                  const DecodePartials<MemSpace>& partials, const Counts& counts, const DecodeParams& p,
                                  int num_seqs, const Out& out, const Lse& lse) {
     switch (p.qg) {  // the query group size is a compile-time constant of the kernel
-      case 6: return generic<6>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse);
-      case 8: return generic<8>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse);
-      case 16: return generic<16>(exec, q, cache, block_tables, seq_lens, partials, counts, p, num_seqs, out, lse);
+      case 6: return generic<6>(exec, q, cache, block_tables, seq_lens, starts, partials, counts, p, num_seqs, out, lse);
+      case 8: return generic<8>(exec, q, cache, block_tables, seq_lens, starts, partials, counts, p, num_seqs, out, lse);
+      case 16:
+        return generic<16>(exec, q, cache, block_tables, seq_lens, starts, partials, counts, p, num_seqs, out, lse);
       default: throw Error("uq::decode", "qg", "6, 8 or 16", std::to_string(p.qg));
     }
   }
@@ -163,11 +208,11 @@ struct DecodeDispatch {
     k.launch(exec, num_seqs);
   }
 
-  template <int QG, class Q, class Tables, class Lens, class Counts, class Out, class Lse>
+  template <int QG, class Q, class Tables, class Lens, class Starts, class Counts, class Out, class Lse>
   static void generic(const ExecSpace& exec, const Q& q, const CacheAddressing& cache, const Tables& block_tables,
-                      const Lens& seq_lens, const DecodePartials<MemSpace>& partials, const Counts& counts,
-                      const DecodeParams& p, int num_seqs, const Out& out, const Lse& lse) {
-    DecodePartitionsGeneric<QG, ExecSpace, Q, Tables, Lens, Counts, Out, Lse> k;
+                      const Lens& seq_lens, const Starts& starts, const DecodePartials<MemSpace>& partials,
+                      const Counts& counts, const DecodeParams& p, int num_seqs, const Out& out, const Lse& lse) {
+    DecodePartitionsGeneric<QG, ExecSpace, Q, Tables, Lens, Counts, Out, Lse, Starts> k;
     k.q = q;
     k.cache = cache;
     k.block_tables = block_tables;
@@ -184,9 +229,14 @@ struct DecodeDispatch {
     k.has_lse = k.direct && lse.data() != nullptr;
     k.out = out;
     k.lse = lse;
+    k.query_start_loc = starts;
+    k.query_len = p.query_len;
+    k.max_query_len = p.max_query_len;
+    k.num_query_tokens = static_cast<std::int64_t>(q.extent(0));
+    k.num_seqs = num_seqs;
     if (k.direct && p.partitions != 1)
       throw Error("uq::decode", "partitions", "1 when the partition kernel writes out", std::to_string(p.partitions));
-    k.launch(exec, num_seqs);
+    k.launch(exec);
   }
 };
 

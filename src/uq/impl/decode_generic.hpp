@@ -22,6 +22,14 @@
 // rows); a partition whose rows saw no token writes no partial row; a non-finite query row
 // gives l = m = NaN and no partial row, counted once by partition 0; with `direct` (P = 1)
 // the team writes out (and lse) itself instead of partial rows.
+//
+// Revision 3 (spec §5.9, DecodeQueriesLaunch): a sequence with n_b query tokens is still one
+// team per (sequence, KV head, partition); it loads each chunk (or, on hosts, decodes each
+// token's K and V) once and runs the one-token arithmetic above once per query token on it — a
+// row block of QG rows that sees the tokens below visible_tokens(L, n_b, j), taking exactly the
+// steps a one-token decode of that length takes. So a row gives the bits of that one-token
+// decode (with n_b = 1: of the one-token decode itself), and the KV bytes are read once for all
+// n_b x QG rows. Row blocks past the first keep their state in level-1 scratch.
 #pragma once
 
 #include "uq/core/sequence_rules.hpp"
@@ -105,7 +113,8 @@ KOKKOS_INLINE_FUNCTION bool bf16_nonfinite(bf16 x) { return (x.bits & 0x7F80u) =
 #endif
 
 template <int QG, class ExecSpace, class QView, class TableView, class LenView, class CountView, class OutView,
-          class LseView>
+          class LseView,
+          class StartView = Kokkos::View<const std::int32_t*, Kokkos::LayoutStride, typename ExecSpace::memory_space>>
 struct DecodePartitionsGeneric {
   // 256 threads, at least 4 teams per multiprocessor: the kernel is issue-bound, so
   // occupancy (warps to hide latency) matters more than a few registers.
@@ -169,6 +178,22 @@ struct DecodePartitionsGeneric {
   static_assert(kChunk * kRowsPad >= QG * kTile && kSplits * kChunk >= kTile, "host tiles fit pw and part");
   static_assert(kQ8Off % 16 == 0, "q8 is read as 16-byte vectors");
   static_assert(QG <= 31, "non-finite rows are a bit mask in an int");
+  // Several query tokens per sequence (spec §5.9): the team runs its one-token arithmetic once
+  // per query token (a row block of QG rows) over each chunk it loads, so a KV tile is read once
+  // for all n_b x QG rows. Row block 0 keeps its state in the level-0 arrays above, blocks
+  // 1 .. max_query_len - 1 in level-1 scratch (global memory on GPUs), kBlockFloats each: acc,
+  // q8, m and l, and the host path's scores and p of a tile.
+  static constexpr int kBlockAccOff = 0;                                 // [kPvSets][QG][256]
+  static constexpr int kBlockQ8Off = kPvSets * QG * kHeadDim;            // [QG][256]
+  static constexpr int kBlockMOff = kBlockQ8Off + QG * kHeadDim;         // [QG]
+  static constexpr int kBlockLOff = kBlockMOff + QG;                     // [QG]
+  static constexpr int kBlockScOff = kBlockMOff + (2 * QG + 3) / 4 * 4;  // [QG][16] (host path)
+  static constexpr int kBlockPwOff = kBlockScOff + QG * kTile;           // [QG][16] (host path)
+  static constexpr int kBlockFloats = kBlockPwOff + QG * kTile;
+  static_assert(kBlockQ8Off % 4 == 0 && kBlockFloats % 4 == 0, "q8 and every block start 16-byte aligned");
+  static KOKKOS_INLINE_FUNCTION constexpr std::int64_t extra_scratch_bytes(int max_query_len) {
+    return max_query_len > 1 ? static_cast<std::int64_t>(max_query_len - 1) * kBlockFloats * 4 : 0;
+  }
 
   QView q;
   CacheAddressing cache;
@@ -187,6 +212,15 @@ struct DecodePartitionsGeneric {
   bool has_lse = false;
   OutView out;
   LseView lse;
+  // Several query tokens per sequence (spec §5.9): sequence b's query tokens are the rows
+  // query_start_loc(b) .. query_start_loc(b + 1) - 1 of q, out and lse (a malformed range is
+  // skipped, counted), or, without query_start_loc (data() == nullptr), rows
+  // b * query_len .. b * query_len + query_len - 1. The one-token decode is query_len = 1.
+  StartView query_start_loc;
+  int query_len = 1;
+  int max_query_len = 1;              // the largest n_b: row blocks of level-1 scratch
+  std::int64_t num_query_tokens = 0;  // T, the bound of the ranges
+  int num_seqs = 0;
 
   // Sequence length as the kernel uses it (spec §6), counted once per sequence.
   KOKKOS_INLINE_FUNCTION std::int64_t clamped_len(int b, bool counting) const {
@@ -197,13 +231,14 @@ struct DecodePartitionsGeneric {
     return r.tokens;
   }
 
-  // Bit r set: query row r of KV head h holds a NaN or an infinity. Reads q only.
-  KOKKOS_INLINE_FUNCTION int nonfinite_rows(const member& team, int b, int h) const {
+  // Bit r set: query row r of KV head h of query token `row` (the sequence, with one query token
+  // per sequence) holds a NaN or an infinity. Reads q only.
+  KOKKOS_INLINE_FUNCTION int nonfinite_rows(const member& team, std::int64_t row, int h) const {
     int mask = 0;
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(team, QG * kHeadDim),
         [&](int i, int& m) {
-          if (bf16_nonfinite(q(b, h * QG + i / kHeadDim, i % kHeadDim))) m |= 1 << (i / kHeadDim);
+          if (bf16_nonfinite(q(row, h * QG + i / kHeadDim, i % kHeadDim))) m |= 1 << (i / kHeadDim);
         },
         Kokkos::BOr<int>(mask));
     return mask;
@@ -223,7 +258,7 @@ struct DecodePartitionsGeneric {
   // for a non-finite row) and lse (m + log l, -inf when l = 0, NaN); otherwise l and m of every
   // row (NaN for a non-finite one) and the partial rows of those with l > 0. acc == nullptr:
   // the partition saw no token (acc = 0, l = 0, m = -inf).
-  KOKKOS_INLINE_FUNCTION void write_results(const member& team, int b, int h, std::int64_t row0, int bad,
+  KOKKOS_INLINE_FUNCTION void write_results(const member& team, std::int64_t b, int h, std::int64_t row0, int bad,
                                             const float* acc, const float* m, const float* l) const {
     const float nan = codec::quiet_nan();
     const auto row_l = [&](int r) { return acc ? l[r] : 0.0f; };
@@ -256,21 +291,107 @@ struct DecodePartitionsGeneric {
     });
   }
 
+  // The query tokens of sequence b (spec §5.9), packed as first_row * 256 + n (n <= 16): one per
+  // sequence for the one-token decode (row b), query_len of them in the uniform form, else the
+  // sequence's query_start_loc range; -1 for a malformed range (counted once when `counting`).
+  KOKKOS_INLINE_FUNCTION std::int64_t query_rows(int b, bool counting) const {
+    if (query_start_loc.data() == nullptr) return static_cast<std::int64_t>(b) * query_len * 256 + query_len;
+    const std::int64_t s = query_start_loc(b), e = query_start_loc(b + 1);
+    if (malformed_start_range<std::int64_t>(s, e, b, num_seqs, num_query_tokens, max_query_len)) {
+      if (counting) count(counts, Counter::bad_start_locs);
+      return -1;
+    }
+    return s * 256 + (e - s);
+  }
+
+  // Where row block j keeps its state: block 0 in level-0 scratch (the one-token kernel's
+  // arrays), blocks 1 .. in level-1 scratch (`extra`, kBlockFloats each).
+  struct RowBlock {
+    float* acc;
+    float* q8;
+    float* m;
+    float* l;
+    float* sc;  // host path: a tile's scores [QG][16]
+    float* pw;  // host path: a tile's bf16 p [QG][16]
+  };
+
+  static KOKKOS_INLINE_FUNCTION RowBlock extra_block(float* extra, int j) {
+    float* x = extra + static_cast<std::int64_t>(j - 1) * kBlockFloats;
+    return RowBlock{x + kBlockAccOff, x + kBlockQ8Off, x + kBlockMOff, x + kBlockLOff, x + kBlockScOff, x + kBlockPwOff};
+  }
+
+  // Row block `blk` of the query-token row `row`: q8 = e4m3(WHT(fp32(q))) (or e4m3(fp32(q)) when
+  // pre-rotated), via acc as fp32 space (a non-finite row computes with q8 = 0: its results are
+  // NaN, written at the end), acc = 0, m = -inf, l = 0. Returns the block's non-finite rows
+  // (counted by partition 0).
+  KOKKOS_INLINE_FUNCTION int prepare_block(const member& team, std::int64_t row, int h, int p, const RowBlock& blk) const {
+    int bad = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, QG * kHeadDim),
+        [&](int i, int& mask) {
+          const bf16 x = q(row, h * QG + i / kHeadDim, i % kHeadDim);
+          if (bf16_nonfinite(x)) mask |= 1 << (i / kHeadDim);
+          blk.acc[i] = codec::bf16_to_float(x);
+        },
+        Kokkos::BOr<int>(bad));
+    count_nonfinite(team, p, bad);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
+      blk.m[r] = -codec::infinity();
+      blk.l[r] = 0.0f;
+    });
+    team.team_barrier();
+    if (!q_rotated) {
+      if constexpr (kHostLoops) {  // one thread per team: the serial loops, not 8 team stages
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { wht256_rows(blk.acc, QG); });
+        team.team_barrier();
+      } else {
+        wht256_team(team, blk.acc, QG);
+      }
+    }
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kPvSets * QG * kHeadDim), [&](int i) {
+      if (i < QG * kHeadDim) blk.q8[i] = (bad >> (i / kHeadDim)) & 1 ? 0.0f : round_e4m3_select(blk.acc[i]);
+      blk.acc[i] = 0.0f;
+    });
+    team.team_barrier();
+    return bad;
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
     const int league = team.league_rank();
     const int p = league % partitions;
     const int h = (league / partitions) % num_kv_heads;
     const int b = league / (partitions * num_kv_heads);
-    const std::int64_t row0 = ((static_cast<std::int64_t>(b) * num_kv_heads + h) * partitions + p) * QG;
+    const bool counting = h == 0 && p == 0;  // per-sequence counts: by one team of the sequence
+
+    // The sequence's query tokens: rows first .. first + n - 1 (the one-token decode: row b).
+    std::int64_t rows = 0;
+    if (query_start_loc.data() == nullptr) {
+      rows = query_rows(b, false);
+    } else {
+      Kokkos::single(
+          Kokkos::PerTeam(team), [&](std::int64_t& r) { r = query_rows(b, counting); }, rows);
+    }
+    if (rows < 0) return;  // a malformed range: nothing read or written (spec §5.9)
+    const std::int64_t first = rows / 256;
+    const int n = static_cast<int>(rows % 256);
 
     std::int64_t L = 0;
     Kokkos::single(
-        Kokkos::PerTeam(team), [&](std::int64_t& len) { len = clamped_len(b, h == 0 && p == 0); }, L);
+        Kokkos::PerTeam(team), [&](std::int64_t& len) { len = clamped_len(b, counting); }, L);
+    if (n == 0) return;
     const int trip = static_cast<int>(partition_trip<std::int64_t>(p, partitions, tgpp, decode_tile_groups(L)));
+    // Query token j sees the first vis(j) tokens (vis(n - 1) = L), and this partition holds some
+    // of them when p < its tile-groups.
+    const auto vis = [&](int j) { return visible_tokens<std::int64_t>(L, n, j); };
+    const auto row0_of = [&](int j) {
+      return (((first + j) * num_kv_heads + h) * partitions + p) * static_cast<std::int64_t>(QG);
+    };
     if (trip == 0) {  // no token: l = 0, m = -inf only (partition 0 also looks at q, spec §6)
-      const int bad = p == 0 ? nonfinite_rows(team, b, h) : 0;
-      count_nonfinite(team, p, bad);
-      write_results(team, b, h, row0, bad, nullptr, nullptr, nullptr);
+      for (int j = 0; j < n; ++j) {
+        const int bad = p == 0 ? nonfinite_rows(team, first + j, h) : 0;
+        count_nonfinite(team, p, bad);
+        write_results(team, first + j, h, row0_of(j), bad, nullptr, nullptr, nullptr);
+      }
       return;
     }
 
@@ -288,46 +409,30 @@ struct DecodePartitionsGeneric {
     float* lut = reinterpret_cast<float*>(base + kLutOff);
     float* q8 = reinterpret_cast<float*>(base + kQ8Off);
     auto* tile_info = reinterpret_cast<std::int64_t*>(base + kTileInfoOff);  // [j][0] = first slot offset or -1, [j][1] = valid tokens
+    // Row blocks 1 .. max_query_len - 1 (several query tokens only): level-1 scratch.
+    float* extra = max_query_len > 1 ? static_cast<float*>(team.team_scratch(1).get_shmem_aligned(
+                                           int(extra_scratch_bytes(max_query_len)), 16))
+                                     : nullptr;
+    const RowBlock block0{acc, q8, m, l, part, pw};
+    const auto block = [&](int j) { return j == 0 ? block0 : extra_block(extra, j); };
 
-    // ---- q8 = e4m3(WHT(fp32(q))) (or e4m3(fp32(q)) when pre-rotated), via acc as fp32 space;
-    // a non-finite row computes with q8 = 0 (its results are NaN, written at the end)
-    int bad = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, QG * kHeadDim),
-        [&](int i, int& mask) {
-          const bf16 x = q(b, h * QG + i / kHeadDim, i % kHeadDim);
-          if (bf16_nonfinite(x)) mask |= 1 << (i / kHeadDim);
-          acc[i] = codec::bf16_to_float(x);
-        },
-        Kokkos::BOr<int>(bad));
-    count_nonfinite(team, p, bad);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG), [&](int r) {
-      m[r] = -codec::infinity();
-      l[r] = 0.0f;
-    });
     // The FP4 table of the team path (16 codes: conflict-free lookups) and p's padding rows.
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 16), [&](int c) { lut[c] = ultraquant::fp4_times(c, 1.0f); });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kChunk * kRowsPad), [&](int i) { pw[i] = 0.0f; });
-    team.team_barrier();
-    if (!q_rotated) {
-      if constexpr (kHostLoops) {  // one thread per team: the serial loops, not 8 team stages
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { wht256_rows(acc, QG); });
-        team.team_barrier();
-      } else {
-        wht256_team(team, acc, QG);
-      }
-    }
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kPvSets * QG * kHeadDim), [&](int i) {
-      if (i < QG * kHeadDim) q8[i] = (bad >> (i / kHeadDim)) & 1 ? 0.0f : round_e4m3_select(acc[i]);
-      acc[i] = 0.0f;
-    });
-    team.team_barrier();
+    int bad[kMaxDecodeQueryLen];
+    for (int j = 0; j < n; ++j) bad[j] = prepare_block(team, first + j, h, p, block(j));
 
     if constexpr (kHostLoops) {
       char* host = static_cast<char*>(team.team_scratch(1).get_shmem_aligned(int(kHostScratchBytes), 16));
       float* kv = reinterpret_cast<float*>(host + kHostKvOff);
       float* pairs = reinterpret_cast<float*>(host + kHostPairsOff);
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        RowBlock blocks[kMaxDecodeQueryLen];
+        std::int64_t limits[kMaxDecodeQueryLen];
+        for (int j = 0; j < n; ++j) {
+          blocks[j] = block(j);
+          limits[j] = vis(j);
+        }
         for (unsigned c = 0; c < 256; ++c) {
           pairs[2 * c] = ultraquant::fp4_times(c & 15u, 1.0f);
           pairs[2 * c + 1] = ultraquant::fp4_times(c >> 4, 1.0f);
@@ -337,7 +442,7 @@ struct DecodePartitionsGeneric {
           for (int j = 0; j < kTileGroupTokens / kTile; ++j) {
             const std::int64_t T0 = tg * kTileGroupTokens + j * kTile;
             if (T0 >= L) break;  // later tiles change nothing (p = 0, alpha = 1)
-            process_tile_host(b, h, T0, L, acc, part, pw, m, l, q8, kv, pairs);
+            process_tile_host(b, h, T0, L, blocks, limits, n, kv, pairs);
           }
         }
       });
@@ -349,22 +454,38 @@ struct DecodePartitionsGeneric {
         for (int c = 0; c < kTileGroupTokens / kChunk; ++c) {
           const std::int64_t T0c = tg * kTileGroupTokens + c * kChunk;
           if (T0c >= L) break;  // later tiles change nothing (p = 0, alpha = 1)
-          process_chunk(team, tile, acc, part, pw, alpha, beta, mrun, m, l, chunk_alpha, q8, lut,
-                        tile_info + 2 * c * kTilesPerChunk);
+          const std::int64_t* info = tile_info + 2 * c * kTilesPerChunk;
+          load_chunk(team, tile, info);  // once for every query token's rows
+          for (int j = 0; j < n; ++j) {
+            const std::int64_t limit = vis(j);
+            if (T0c >= limit) continue;  // as a one-token decode of length vis(j) would stop here
+            const RowBlock blk = block(j);
+            process_chunk(team, tile, blk.acc, part, pw, alpha, beta, mrun, blk.m, blk.l, chunk_alpha, blk.q8, lut,
+                          info, T0c, limit);
+          }
         }
       }
       if (kPvSets > 1) {  // the sets' accumulators, added in set order
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim), [&](int i) {
-          float x = acc[i];
-          for (int st = 1; st < kPvSets; ++st) x += acc[st * QG * kHeadDim + i];
-          acc[i] = x;
-        });
+        for (int j = 0; j < n; ++j) {
+          float* a = block(j).acc;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kHeadDim), [&](int i) {
+            float x = a[i];
+            for (int st = 1; st < kPvSets; ++st) x += a[st * QG * kHeadDim + i];
+            a[i] = x;
+          });
+        }
         team.team_barrier();
       }
     }
 
-    // ---- epilogue: bf16(acc * fl32(1/l)), l, m (or out and lse)
-    write_results(team, b, h, row0, bad, acc, m, l);
+    // ---- epilogue: bf16(acc * fl32(1/l)), l, m (or out and lse). A partition that holds no
+    // token of row block j leaves it at acc = 0, l = 0, m = -inf, and reads its q only as
+    // partition 0 (the state a one-token decode of length vis(j) writes there).
+    for (int j = 0; j < n; ++j) {
+      const RowBlock blk = block(j);
+      const bool holds = p < decode_tile_groups(vis(j));
+      write_results(team, first + j, h, row0_of(j), p == 0 || holds ? bad[j] : 0, blk.acc, blk.m, blk.l);
+    }
   }
 
   // 256 elements of one token's K or V (codes: 128 bytes, two elements each, low nibble
@@ -428,13 +549,15 @@ struct DecodePartitionsGeneric {
 
   // Host backends (one thread per team): one tile starting at token T0 (< L), read straight
   // from the cache, with the loops ordered for a CPU: K and V decoded once per token into
-  // 256 floats, kHostStep tokens at a time, and every row's dots and P.V updates over
-  // contiguous dimensions in independent lanes (vector loops for the CPU compilers; the
-  // dots' fp32 summation order is free, spec §5; P.V adds the tokens in order). The softmax
-  // steps are process_chunk's, per tile (sc, pw: [QG][16]).
-  KOKKOS_INLINE_FUNCTION void process_tile_host(int b, int h, std::int64_t T0, std::int64_t L, float* acc,
-                                                float* sc, float* pw, float* m, float* l, const float* q8,
-                                                float* kv, const float* pairs) const {
+  // 256 floats, kHostStep tokens at a time, and used for every row of every query token; each
+  // row's dots and P.V updates run over contiguous dimensions in independent lanes (vector loops
+  // for the CPU compilers; the dots' fp32 summation order is free, spec §5; P.V adds the tokens
+  // in order). The softmax steps are process_chunk's, per tile (a block's sc, pw: [QG][16]).
+  // Row block j (query token j of n) sees the tokens below limits[j] (L for the one-token
+  // decode) and takes exactly the steps a one-token decode of that length would.
+  KOKKOS_INLINE_FUNCTION void process_tile_host(int b, int h, std::int64_t T0, std::int64_t L, const RowBlock* blocks,
+                                                const std::int64_t* limits, int n, float* kv,
+                                                const float* pairs) const {
     constexpr int S = kHostStep;
     const std::int64_t logical = T0 / cache.block_size;
     const std::int64_t physical = static_cast<std::int64_t>(block_tables(b, logical));
@@ -446,6 +569,11 @@ struct DecodePartitionsGeneric {
                                 (T0 % cache.block_size) * cache.pos_stride +
                                 static_cast<std::int64_t>(h) * cache.slot_bytes;
     const int valid = static_cast<int>(min_i64(kTile, L - T0));
+    int block_valid[kMaxDecodeQueryLen];  // the tile's tokens of each row block (<= valid)
+    for (int j = 0; j < n; ++j) {
+      const std::int64_t room = limits[j] - T0;
+      block_valid[j] = static_cast<int>(room <= 0 ? 0 : min_i64(valid, room));
+    }
     // Tokens past `valid` in the last step decode as zeros (no read) and are never used.
     auto decode_step = [&](int t0, int codes_off, int scales_off) {
       for (int u = 0; u < S; ++u) {
@@ -460,40 +588,52 @@ struct DecodePartitionsGeneric {
     };
     for (int t0 = 0; t0 < valid; t0 += S) {
       decode_step(t0, ultraquant::kKCodes, ultraquant::kKScales);
-      for (int u = 0; u < S && t0 + u < valid; ++u)
-        for (int r0 = 0; r0 < QG; r0 += kHostDotRows) {
-          float dots[kHostDotRows];
-          dot256_rows_host<kHostDotRows>(kv + u * kHeadDim, q8 + r0 * kHeadDim, dots);
-          for (int r = 0; r < kHostDotRows; ++r) sc[(r0 + r) * kTile + t0 + u] = dots[r] * scale;
-        }
+      for (int j = 0; j < n; ++j)
+        for (int u = 0; u < S && t0 + u < block_valid[j]; ++u)
+          for (int r0 = 0; r0 < QG; r0 += kHostDotRows) {
+            float dots[kHostDotRows];
+            dot256_rows_host<kHostDotRows>(kv + u * kHeadDim, blocks[j].q8 + r0 * kHeadDim, dots);
+            for (int r = 0; r < kHostDotRows; ++r) blocks[j].sc[(r0 + r) * kTile + t0 + u] = dots[r] * scale;
+          }
     }
-    for (int r = 0; r < QG; ++r) {
-      float tile_max = -codec::infinity();
-      for (int t = 0; t < valid; ++t) tile_max = max_f32(tile_max, sc[r * kTile + t]);
-      const float m_new = max_f32(m[r], tile_max);
-      const float alpha = m[r] == -codec::infinity() ? 1.0f : exp_f32(m[r] - m_new);
-      float sum = 0.0f;
-      for (int t = 0; t < kTile; ++t) {
-        const float p = t >= valid || m_new == -codec::infinity() ? 0.0f : exp_f32(sc[r * kTile + t] - m_new);
-        sum += p;                                  // l takes the unrounded p ...
-        pw[r * kTile + t] = codec::round_bf16(p);  // ... P.V the bf16-rounded one (0 past valid)
+    for (int j = 0; j < n; ++j) {
+      const int bv = block_valid[j];
+      if (bv == 0) continue;  // no token of this tile for these rows (a one-token decode of
+                              // their length ends before it)
+      const RowBlock& blk = blocks[j];
+      for (int r = 0; r < QG; ++r) {
+        float tile_max = -codec::infinity();
+        for (int t = 0; t < bv; ++t) tile_max = max_f32(tile_max, blk.sc[r * kTile + t]);
+        const float m_new = max_f32(blk.m[r], tile_max);
+        const float alpha = blk.m[r] == -codec::infinity() ? 1.0f : exp_f32(blk.m[r] - m_new);
+        float sum = 0.0f;
+        for (int t = 0; t < kTile; ++t) {
+          const float p = t >= bv || m_new == -codec::infinity() ? 0.0f : exp_f32(blk.sc[r * kTile + t] - m_new);
+          sum += p;                                      // l takes the unrounded p ...
+          blk.pw[r * kTile + t] = codec::round_bf16(p);  // ... P.V the bf16-rounded one (0 past valid)
+        }
+        blk.m[r] = m_new;
+        blk.l[r] = blk.l[r] * alpha + sum;
+        float* a = blk.acc + r * kHeadDim;
+        for (int d = 0; d < kHeadDim; ++d) a[d] *= alpha;
       }
-      m[r] = m_new;
-      l[r] = l[r] * alpha + sum;
-      float* a = acc + r * kHeadDim;
-      for (int d = 0; d < kHeadDim; ++d) a[d] *= alpha;
     }
     for (int t0 = 0; t0 < valid; t0 += S) {
       decode_step(t0, ultraquant::kVCodes, ultraquant::kVScales);
-      const int n = valid - t0 < S ? valid - t0 : S;
-      if (n == S) {
-        for (int r0 = 0; r0 < QG; r0 += kHostPvRows) pv_rows_host<kHostPvRows>(pw + r0 * kTile + t0, kv, acc + r0 * kHeadDim);
-      } else {
-        for (int r = 0; r < QG; ++r) {
-          const float* pr = pw + r * kTile + t0;
-          float* a = acc + r * kHeadDim;
-          for (int u = 0; u < n; ++u)
-            for (int d = 0; d < kHeadDim; ++d) a[d] += pr[u] * kv[u * kHeadDim + d];
+      for (int j = 0; j < n; ++j) {
+        if (t0 >= block_valid[j]) continue;
+        const RowBlock& blk = blocks[j];
+        const int nt = block_valid[j] - t0 < S ? block_valid[j] - t0 : S;
+        if (nt == S) {
+          for (int r0 = 0; r0 < QG; r0 += kHostPvRows)
+            pv_rows_host<kHostPvRows>(blk.pw + r0 * kTile + t0, kv, blk.acc + r0 * kHeadDim);
+        } else {
+          for (int r = 0; r < QG; ++r) {
+            const float* pr = blk.pw + r * kTile + t0;
+            float* a = blk.acc + r * kHeadDim;
+            for (int u = 0; u < nt; ++u)
+              for (int d = 0; d < kHeadDim; ++d) a[d] += pr[u] * kv[u * kHeadDim + d];
+          }
         }
       }
     }
@@ -553,12 +693,19 @@ struct DecodePartitionsGeneric {
     team.team_barrier();
   }
 
-  // One chunk of kTilesPerChunk tiles (tile_info: theirs, from locate_tiles), on the team (GPUs).
-  KOKKOS_INLINE_FUNCTION void process_chunk(const member& team, std::uint8_t* tile, float* acc, float* part,
+  // One chunk of kTilesPerChunk tiles starting at token T0c (tile_info: theirs, from
+  // locate_tiles; their slots loaded into `tile` by load_chunk), on the team (GPUs), for the
+  // QG rows of one query token that sees the tokens below `limit` (L for the one-token decode):
+  // a tile's tokens at or past the limit are not the rows' (as in a decode of length limit).
+  KOKKOS_INLINE_FUNCTION void process_chunk(const member& team, const std::uint8_t* tile, float* acc, float* part,
                                             float* pw, float* alpha, float* beta, float* mrun, float* m, float* l,
                                             float* chunk_alpha, const float* q8, const float* lut,
-                                            const std::int64_t* tile_info) const {
-    load_chunk(team, tile, tile_info);
+                                            const std::int64_t* tile_info, std::int64_t T0c, std::int64_t limit) const {
+    int tile_valid[kTilesPerChunk];  // each tile's tokens for these rows
+    for (int j = 0; j < kTilesPerChunk; ++j) {
+      const std::int64_t room = limit - (T0c + j * kTile);
+      tile_valid[j] = static_cast<int>(room <= 0 ? 0 : min_i64(tile_info[2 * j + 1], room));
+    }
 
     // QK: thread (split s, token t) scores groups s*kGroupsPerSplit.. of token t for every
     // row. Each K code is decoded once, through the 16-code table, and used for every row;
@@ -569,7 +716,7 @@ struct DecodePartitionsGeneric {
       const int s = i / kChunk, t = i % kChunk;
       float sum[QG];
       for (int r = 0; r < QG; ++r) sum[r] = 0.0f;
-      if (t % kTile < tile_info[2 * (t / kTile) + 1]) {
+      if (t % kTile < tile_valid[t / kTile]) {
         const std::uint8_t* slot = tile + t * kSlot;
         for (int g = s * kGroupsPerSplit; g < (s + 1) * kGroupsPerSplit; ++g) {
           const std::uint8_t sb = slot[ultraquant::kKScales + g];
@@ -609,7 +756,7 @@ struct DecodePartitionsGeneric {
     float* pu = part + QG * kChunk;  // [QG][kChunk] unrounded p
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, QG * kTilesPerChunk), [&](int i) {
       const int r = i / kTilesPerChunk, j = i % kTilesPerChunk;
-      const int valid = static_cast<int>(tile_info[2 * j + 1]);
+      const int valid = tile_valid[j];
       float tile_max = -codec::infinity();
       for (int t = 0; t < kTile; ++t) {
         const int ct = j * kTile + t;
@@ -673,7 +820,7 @@ struct DecodePartitionsGeneric {
         for (int e = 0; e < kPvDims; ++e) a[r][e] = as[r * kHeadDim + e] * chunk_alpha[r];
       const int scale_at = ultraquant::kVScales + (c * kPvDims) / ultraquant::kGroup;
       for (int j = 0; j < kTilesPerChunk; ++j) {
-        const int valid = static_cast<int>(tile_info[2 * j + 1]);
+        const int valid = tile_valid[j];
         for (int t = st; t < valid; t += kPvSets) {
           const int ct = j * kTile + t;
           const std::uint8_t* slot = tile + ct * kSlot;
@@ -703,14 +850,18 @@ struct DecodePartitionsGeneric {
     team.team_barrier();
   }
 
-  void launch(const ExecSpace& exec, int num_seqs) const {
+  void launch(const ExecSpace& exec) const {
     // DecodePlan checks max_seqs * num_kv_heads * partitions <= 2^31 - 1.
     const int league = static_cast<int>(static_cast<std::int64_t>(num_seqs) * num_kv_heads * partitions);
     if (league == 0) return;
     policy pol = runs_on_host<ExecSpace>() ? policy(exec, league, 1) : policy(exec, league, kHeadDim);
     pol.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
-    if (kHostLoops) pol.set_scratch_size(1, Kokkos::PerTeam(kHostScratchBytes));
-    Kokkos::parallel_for("uq::decode::partitions", pol, *this);
+    // Level 1: the host path's tables and the row blocks past the first (two allocations of
+    // 16-byte alignment: 16 bytes of slack each).
+    const std::int64_t level1 = (kHostLoops ? kHostScratchBytes + 16 : 0) +
+                                (max_query_len > 1 ? extra_scratch_bytes(max_query_len) + 16 : 0);
+    if (level1 > 0) pol.set_scratch_size(1, Kokkos::PerTeam(static_cast<int>(level1)));
+    Kokkos::parallel_for(max_query_len > 1 ? "uq::decode::queries" : "uq::decode::partitions", pol, *this);
   }
 };
 

@@ -1,0 +1,205 @@
+// A decode case with several query tokens per sequence (spec ultraquant.md §5.9): the cache,
+// tables and lengths of a DecodeCase (decode_case.hpp), the number of query tokens of each
+// sequence, and q as the query heads of a fused [T, Hq + 2 Hk, 256] QKV buffer (strided rows).
+// check_queries runs a decode over it and compares every row with the float64 reference
+// (reference/, with query_start_loc) within the one-token decode's tolerances, per row: each row
+// is a one-token decode of its visible prefix, so decode_tolerance and lse_tolerance apply to it
+// with that row's own reference statistics (attended tokens, score and V magnitudes).
+#pragma once
+
+#include "support/decode_case.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace uqtest {
+
+struct QueriesCase {
+  DecodeCase base;              // cache, lengths (they count the new tokens), qg, P, scale, ...
+  std::vector<int> query_lens;  // n_b per sequence (its size is the number of sequences)
+  // q elements replaced after generation: (query token, query head, dim, bf16 bits).
+  std::vector<DecodeCase::QElement> q_overrides;
+
+  std::string name() const {
+    std::string s = base.name() + " n_b";
+    for (int n : query_lens) s += " " + std::to_string(n);
+    return s;
+  }
+  std::vector<std::int32_t> starts() const {
+    std::vector<std::int32_t> locs{0};
+    for (int n : query_lens) locs.push_back(locs.back() + n);
+    return locs;
+  }
+  int tokens() const { return starts().back(); }
+  int largest() const {
+    int m = 1;
+    for (int n : query_lens) m = std::max(m, n);
+    return m;
+  }
+};
+
+// The host data of a case: the one-token case's cache, tables and lengths, and q of T rows.
+struct QueriesData {
+  DecodeData d;                    // d.qkv unused
+  std::vector<std::uint16_t> qkv;  // [T][Hq + 2 Hk][256], q = heads [0, Hq)
+  std::vector<std::int32_t> starts;
+  int tokens = 0;
+};
+
+inline QueriesData build_queries_data(const QueriesCase& c) {
+  QueriesData qd;
+  qd.d = build_decode_data(c.base);
+  qd.starts = c.starts();
+  qd.tokens = qd.starts.back();
+  const int heads = qd.d.hq + 2 * c.base.num_kv_heads;
+  qd.qkv.resize(static_cast<std::size_t>(qd.tokens) * heads * 256);
+  RowGenerator qgen(c.base.seed * 7 + 5, 256, 0);
+  for (std::size_t r = 0; r < qd.qkv.size() / 256; ++r) qgen.fill(&qd.qkv[r * 256], c.base.q_sigma);
+  for (const auto& e : c.q_overrides)
+    qd.qkv[(static_cast<std::size_t>(e.seq) * heads + e.head) * 256 + e.dim] = e.bits;
+  return qd;
+}
+
+inline uqref::DecodeResult reference_queries(const QueriesCase& c, const QueriesData& qd, int max_query_len) {
+  uqref::DecodeInputs in{};
+  in.q = qd.qkv.data();
+  in.q_stride_seq = static_cast<std::int64_t>(qd.d.hq + 2 * c.base.num_kv_heads) * 256;
+  in.q_stride_head = 256;
+  in.cache = qd.d.cache.data();
+  in.num_blocks = qd.d.num_blocks;
+  in.block_size = c.base.block_size;
+  in.num_kv_heads = c.base.num_kv_heads;
+  in.slot_bytes = c.base.slot_bytes;
+  in.block_tables = qd.d.tables.data();
+  in.max_blocks_per_seq = qd.d.max_blocks;
+  in.seq_lens = qd.d.seq_lens.data();
+  in.num_seqs = qd.d.num_seqs;
+  in.qg = c.base.qg;
+  in.scale = c.base.scale;
+  in.q_rotated = c.base.q_rotated;
+  in.query_start_loc = qd.starts.data();
+  in.num_query_tokens = qd.tokens;
+  in.max_query_len = max_query_len;
+  return uqref::uq_decode(in);
+}
+
+// A case's inputs on the device: q the strided query heads of the fused buffer, query_start_loc.
+struct DeviceQueriesInputs {
+  DeviceDecodeInputs one;  // cache, tables, lens (one.q unused: a one-token q)
+  DeviceView<uq::bf16***> fused;
+  Kokkos::View<const uq::bf16***, Kokkos::LayoutStride, Mem> q;
+  Kokkos::View<const std::int32_t*, Kokkos::LayoutRight, Mem> starts;
+};
+
+inline DeviceQueriesInputs queries_inputs_on_device(const QueriesCase& c, const QueriesData& qd) {
+  DeviceQueriesInputs in;
+  in.one = decode_inputs_on_device(c.base, qd.d);
+  std::vector<uq::bf16> qkv(qd.qkv.size());
+  for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i].bits = qd.qkv[i];
+  in.fused = to_device(qkv, "qkv", qd.tokens, qd.d.hq + 2 * c.base.num_kv_heads, 256);
+  in.q = Kokkos::subview(in.fused, Kokkos::ALL, std::make_pair(0, qd.d.hq), Kokkos::ALL);
+  in.starts = to_device(qd.starts, "query_start_loc", qd.starts.size());
+  return in;
+}
+
+// What a run gives back: out [T][Hq][256] bits and lse [T][Hq].
+struct QueriesOutput {
+  std::vector<std::uint16_t> out;
+  std::vector<float> lse;
+};
+
+using QueriesRunner = std::function<void(const DeviceQueriesInputs& in, const DeviceView<uq::bf16***>& out,
+                                         const LseView& lse)>;
+
+// Runs `run` into poisoned out and lse ([T, Hq], a transposed view) and copies them back.
+inline QueriesOutput run_queries(const QueriesData& qd, const DeviceQueriesInputs& in, const QueriesRunner& run) {
+  DeviceView<uq::bf16***> out("out", qd.tokens, qd.d.hq, 256);
+  Kokkos::deep_copy(out, uq::bf16{kPoisonBf16});
+  DeviceView<float**> lse_storage("lse storage", qd.d.hq, qd.tokens);
+  Kokkos::deep_copy(lse_storage, kPoisonLse);
+  const LseView lse(lse_storage.data(), Kokkos::LayoutStride(static_cast<std::size_t>(qd.tokens), 1,
+                                                             static_cast<std::size_t>(qd.d.hq),
+                                                             static_cast<std::size_t>(qd.tokens)));
+  run(in, out, lse);
+  QueriesOutput r;
+  for (const uq::bf16& x : to_host(out)) r.out.push_back(x.bits);
+  r.lse = to_host(lse);
+  return r;
+}
+
+// Every row defined by the reference (covered by one well-formed range) against it: elements
+// within decode_tolerance, lse within lse_tolerance (per row); a row that sees no token exactly
+// +0 and lse -inf; a non-finite query row NaN everywhere and a NaN lse. Returns the worst
+// error / tolerance.
+inline double expect_queries_match(const std::string& name, const QueriesData& qd, const uqref::DecodeResult& ref,
+                                   const QueriesOutput& got) {
+  int reported = 0;
+  double worst = 0.0;
+  const int hq = qd.d.hq;
+  for (int i = 0; i < qd.tokens; ++i) {
+    if (!ref.defined[i]) continue;
+    for (int h = 0; h < hq; ++h) {
+      const std::size_t row = static_cast<std::size_t>(i) * hq + h;
+      const bool nonfinite = ref.nonfinite_q[row] != 0;
+      for (int e = 0; e < 256; ++e) {
+        const std::size_t k = row * 256 + e;
+        const double x = uq::codec::bf16_to_float(uq::bf16{got.out[k]});
+        if (nonfinite) {
+          if (!std::isnan(x) && reported++ < 5)
+            ADD_FAILURE() << name << ": token " << i << " head " << h << " has a non-finite q: dim " << e
+                          << " must be NaN, got " << x;
+          continue;
+        }
+        if (ref.attended[row] == 0) {
+          if (got.out[k] != 0 && reported++ < 5)
+            ADD_FAILURE() << name << ": token " << i << " head " << h << " sees no token: must be +0, got bits "
+                          << got.out[k];
+          continue;
+        }
+        const double tol = decode_tolerance(ref.out[k], ref.vmax[k], ref.score_abs[row], ref.attended[row]);
+        const double err = std::fabs(x - ref.out[k]);
+        worst = std::max(worst, std::isfinite(x) ? err / tol : INFINITY);
+        if (!(err <= tol) && reported++ < 5)
+          ADD_FAILURE() << name << ": token " << i << " head " << h << " dim " << e << ": got " << x << ", reference "
+                        << ref.out[k] << ", |err| " << err << " > tol " << tol;
+      }
+      const double l = got.lse[row];
+      if (nonfinite || ref.attended[row] == 0) {
+        const bool ok = nonfinite ? std::isnan(l) : l == -INFINITY;
+        if (!ok && reported++ < 5)
+          ADD_FAILURE() << name << ": token " << i << " head " << h << ": lse must be "
+                        << (nonfinite ? "NaN (non-finite q)" : "-inf (no token)") << ", got " << l;
+        continue;
+      }
+      const double tol = lse_tolerance(ref.lse[row], ref.score_abs[row], ref.attended[row]);
+      if (!(std::fabs(l - ref.lse[row]) <= tol) && reported++ < 5)
+        ADD_FAILURE() << name << ": token " << i << " head " << h << ": lse " << l << ", reference " << ref.lse[row]
+                      << " > tol " << tol;
+    }
+  }
+  return worst;
+}
+
+// A DecodePlan for the case: sized for its sequences and query tokens (max_query_len the case's
+// largest n_b unless given), the case's scale, rotation and partitions, Backend::Generic or Auto.
+inline uq::DecodeConfig queries_config(const QueriesCase& c, bool check = true) {
+  uq::DecodeConfig cfg;
+  cfg.softmax_scale = c.base.scale;
+  cfg.q_rotated = c.base.q_rotated;
+  cfg.partitions = c.base.partitions;
+  cfg.check = check;
+  return cfg;
+}
+
+inline uq::DecodeShape queries_shape(const QueriesCase& c, const QueriesData& qd, int max_query_len = 0) {
+  uq::DecodeShape s{qd.d.num_seqs, c.base.num_kv_heads, c.base.qg, c.base.block_size, qd.d.max_blocks};
+  s.max_query_len = max_query_len > 0 ? max_query_len : c.largest();
+  s.max_query_tokens = std::max(1, qd.tokens);
+  return s;
+}
+
+}  // namespace uqtest
