@@ -22,9 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef UQ_CLI_PROGRAM
-#error "UQ_CLI_PROGRAM (the path of the built uq program) must be defined by the build"
-#endif
+#include "cli_program_path.hpp"  // UQ_CLI_PROGRAM: the built program, from tests/CMakeLists.txt
 
 namespace cli_test {
 
