@@ -4,6 +4,7 @@
 #include "cli/failure.hpp"
 #include "cli/inputs.hpp"
 #include "cli/npy.hpp"
+#include "cli/shared_options.hpp"
 
 #include "uq/nvfp4.hpp"
 #include "uq/score.hpp"
@@ -14,12 +15,6 @@
 namespace uq {
 namespace cli {
 namespace {
-
-Backend parse_backend(const std::string& s) {
-  if (s == "generic") return Backend::Generic;
-  if (s == "native") return Backend::Native;
-  return Backend::Auto;
-}
 
 constexpr std::int64_t kMaxColumns = 32;  // H x QL per request (spec nvfp4-index.md §4)
 
@@ -140,10 +135,7 @@ Command score_command() {
       int_option("--local-blocks", "L", "Trailing visible blocks every row keeps (score 1e29).", 0,
                  std::numeric_limits<int>::max()),
       text_option("--out", "SCORES.npy", "Output [H, R*QL, max_blocks] float32.", true),
-      choice_option("--backend", {"auto", "generic", "native"},
-                    "auto: the device's tuned kernel where one exists, else generic; native: the tuned kernel or "
-                    "an error.",
-                    "auto"),
+      backend_option(),
       flag_option("--no-check", "Mask bad block ids and sequence lengths instead of failing; report the counts."),
   };
   for (int i : {4, 5, 6}) c.options[i].required = true;
