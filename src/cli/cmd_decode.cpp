@@ -17,7 +17,7 @@ namespace uq {
 namespace cli {
 namespace {
 
-int run_decode(const ParsedOptions& o, CommandIo& io) {
+void run_decode(const ParsedOptions& o, CommandIo& io) {
   ShapeBindings shapes;
   const std::string& q_file = o.text("--q");
   const std::string& cache_file = o.text("--cache");
@@ -133,15 +133,12 @@ int run_decode(const ParsedOptions& o, CommandIo& io) {
                      : std::string())
          << (want_lse ? "; lse " + o.text("--lse") + " " + npy::shape_string({T, Hq}) + " float32" : std::string())
          << "; status " << status.describe() << "\n";
-  return kExitOk;
 }
 
 }  // namespace
 
 Command decode_command() {
-  Command c;
-  c.name = "decode";
-  c.summary = "decode attention over an UltraQuant cache (uq::decode)";
+  Command c("decode", "decode attention over an UltraQuant cache (uq::decode)", run_decode);
   c.usage =
       "decode --q Q.npy --cache CACHE.npy --block-tables BT.npy\n"
       "                 --seq-lens SL.npy --qg G --out OUT.npy [--scale S]\n"
@@ -190,7 +187,6 @@ Command decode_command() {
                   "failing; report the counts."),
   };
   c.options[4].required = true;
-  c.run = run_decode;
   return c;
 }
 

@@ -18,7 +18,7 @@ namespace uq {
 namespace cli {
 namespace {
 
-int run_gather_kv(const ParsedOptions& o, CommandIo& io) {
+void run_gather_kv(const ParsedOptions& o, CommandIo& io) {
   const bool by_starts = o.given("--kv-start-loc"), by_lens = o.given("--seq-lens");
   if (by_starts == by_lens) throw UsageError("give one of --kv-start-loc and --seq-lens");
   if (o.text("--k-out") == o.text("--v-out"))
@@ -90,15 +90,12 @@ int run_gather_kv(const ParsedOptions& o, CommandIo& io) {
   io.out << "uq gather-kv: wrote " << o.text("--k-out") << " and " << o.text("--v-out") << " "
          << npy::shape_string(shape) << " " << bf16_output_type_name(o.text("--out-dtype"))
          << " (" << B << " sequences); path " << path_name(gather.path()) << "; status " << status.describe() << "\n";
-  return kExitOk;
 }
 
 }  // namespace
 
 Command gather_kv_command() {
-  Command c;
-  c.name = "gather-kv";
-  c.summary = "dequantise cached K and V into bf16 rows (uq::gather_kv)";
+  Command c("gather-kv", "dequantise cached K and V into bf16 rows (uq::gather_kv)", run_gather_kv);
   c.usage =
       "gather-kv --cache CACHE.npy --block-tables BT.npy\n"
       "                    (--kv-start-loc KSL.npy | --seq-lens SL.npy)\n"
@@ -126,7 +123,6 @@ Command gather_kv_command() {
       flag_option("--no-check", "Give zero rows for bad blocks and positions past the table instead of failing; report "
                                 "the counts."),
   };
-  c.run = run_gather_kv;
   return c;
 }
 

@@ -38,7 +38,7 @@ void check_query_shape(const std::string& q_file, const std::string& sl_file, co
                      found);
 }
 
-int run_score(const ParsedOptions& o, CommandIo& io) {
+void run_score(const ParsedOptions& o, CommandIo& io) {
   ShapeBindings shapes;
   const std::string& q_file = o.text("--q");
   const std::string& bt_file = o.text("--block-tables");
@@ -93,15 +93,12 @@ int run_score(const ParsedOptions& o, CommandIo& io) {
            << "); lengths were clamped to [0, max_blocks x 128] and out-of-range pages read as empty blocks\n";
   io.out << "uq score: wrote " << out_file << " " << npy::shape_string(out_shape) << " float32; path "
          << path_name(plan.path()) << " on " << plan.device().name << "; status " << status.describe() << "\n";
-  return kExitOk;
 }
 
 }  // namespace
 
 Command score_command() {
-  Command c;
-  c.name = "score";
-  c.summary = "per-block index scores over an NVFP4 index cache (uq::score)";
+  Command c("score", "per-block index scores over an NVFP4 index cache (uq::score)", run_score);
   c.usage =
       "score --q Q.npy --cache ICACHE.npy --block-tables BT.npy\n"
       "                --seq-lens SL.npy --query-len QL --init-blocks I\n"
@@ -139,7 +136,6 @@ Command score_command() {
       flag_option("--no-check", "Mask bad block ids and sequence lengths instead of failing; report the counts."),
   };
   for (int i : {4, 5, 6}) c.options[i].required = true;
-  c.run = run_score;
   return c;
 }
 
