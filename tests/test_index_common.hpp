@@ -3,6 +3,7 @@
 // comparison with its tolerance, and a plan run on a chosen path.
 #pragma once
 
+#include "support/reference_inputs.hpp"
 #include "support/score_tolerance.hpp"
 #include "support/test_util.hpp"
 #include "uq/score.hpp"
@@ -154,21 +155,11 @@ struct ScoreCase {
 // The reference scores of a case on a poisoned [H][rows][S] buffer.
 inline std::vector<float> reference_scores(const ScoreCase& c) {
   std::vector<float> out(static_cast<std::size_t>(c.heads * c.rows() * c.S), poison_value());
-  uqref::ScoreInputs in;
-  in.q = c.q.data();
-  in.q_stride_row = static_cast<std::int64_t>(c.heads) * kD;
-  in.q_stride_head = kD;
-  in.cache = c.cache.data();
-  in.num_blocks = c.num_blocks();
-  in.block_tables = c.tables.data();
-  in.max_blocks = c.max_blocks;
-  in.seq_lens = c.seq_lens.data();
-  in.num_reqs = c.num_reqs;
-  in.query_len = c.query_len;
-  in.heads = c.heads;
-  in.init_blocks = c.init_blocks;
-  in.local_blocks = c.local_blocks;
-  uqref::nv_score(in, out.data(), c.S);
+  uqref::nv_score(uqtest::reference_score_inputs(c.q.data(), static_cast<std::int64_t>(c.heads) * kD, kD, c.heads,
+                                                 c.cache.data(), c.num_blocks(), c.tables.data(), c.max_blocks,
+                                                 c.seq_lens.data(), c.num_reqs, c.query_len, c.init_blocks,
+                                                 c.local_blocks),
+                  out.data(), c.S);
   return out;
 }
 
