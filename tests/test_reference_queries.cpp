@@ -11,6 +11,8 @@
 #include <random>
 #include <vector>
 
+#include "support/reference_bf16.hpp"
+#include "support/reference_inputs.hpp"
 #include "uqref.hpp"
 
 namespace {
@@ -22,14 +24,8 @@ using std::uint8_t;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-uint16_t bf(float x) { return uqref::bf16_round(x); }
-
-std::vector<uint16_t> random_bf16(std::mt19937& rng, std::size_t n, double sigma) {
-  std::normal_distribution<double> dist(0.0, sigma);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) x = bf(static_cast<float>(dist(rng)));
-  return v;
-}
+using uqtest::bf;
+using uqtest::random_bf16;
 
 // A paged cache written by the reference writer, sequence b's tokens in blocks
 // tables[b][0..]: the blocks of all sequences are distinct and in reverse order.
@@ -70,22 +66,10 @@ struct PagedCache {
   // q: dense [rows][Hk * qg][256]; qsl: nullptr for one query token per sequence.
   uqref::DecodeResult decode(const std::vector<uint16_t>& q, const std::vector<int32_t>& seq_lens, const int32_t* qsl,
                              int64_t T, double scale, int max_query_len = 0) const {
-    uqref::DecodeInputs in{};
-    in.q = q.data();
-    in.q_stride_head = 256;
-    in.q_stride_seq = static_cast<int64_t>(Hk) * qg * 256;
-    in.cache = cache.data();
-    in.num_blocks = num_blocks;
-    in.block_size = bs;
-    in.num_kv_heads = Hk;
-    in.slot_bytes = 272;
-    in.block_tables = tables.data();
-    in.max_blocks_per_seq = max_blocks;
-    in.seq_lens = seq_lens.data();
-    in.num_seqs = static_cast<int>(seq_lens.size());
-    in.qg = qg;
-    in.scale = scale;
-    in.q_rotated = false;
+    uqref::DecodeInputs in =
+        uqtest::reference_decode_inputs(q.data(), static_cast<int64_t>(Hk) * qg, qg, cache.data(), num_blocks, bs, Hk,
+                                        272, tables.data(), max_blocks, seq_lens.data(),
+                                        static_cast<int>(seq_lens.size()), scale);
     in.query_start_loc = qsl;
     in.num_query_tokens = static_cast<int>(T);
     in.max_query_len = max_query_len;
