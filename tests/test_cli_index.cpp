@@ -8,6 +8,7 @@
 // output written and an existing cache unchanged. Last, the three commands in a row
 // through the built program, as a Python user runs them.
 #include "cli/cli_test_support.hpp"
+#include "cli/program_runner.hpp"
 
 #include "test_index_common.hpp"
 #include "uqref.hpp"
@@ -19,12 +20,6 @@
 #include <limits>
 #include <numeric>
 #include <random>
-
-#include <sys/wait.h>
-
-#ifndef UQ_CLI_PROGRAM
-#error "UQ_CLI_PROGRAM (the path of the built uq program) must be defined by the build"
-#endif
 
 using namespace cli_test;
 namespace npy = uq::cli::npy;
@@ -397,14 +392,7 @@ TEST(CliScore, BadBlockIdsAndSeqLensFailOrAreMaskedWithNoCheck) {
   ix::ScoreCase c = make_score_case(80, 2, 4, 0, 1);
   c.tables[2 * c.max_blocks + 2] = static_cast<std::int32_t>(c.num_blocks());  // a visible block of request 2
   save_score_inputs(dir, c);
-  CliResult r = run(score_args(dir, c));
-  expect_one_line_error(r, "score", 2);
-  EXPECT_NE(r.err.find("bad_block_ids="), std::string::npos) << r.err;
-  EXPECT_FALSE(exists(dir.file("scores.npy")));
-
-  std::vector<std::string> args = score_args(dir, c);
-  args.push_back("--no-check");
-  r = run(args);
+  CliResult r = run_rejected_then_unchecked("score", score_args(dir, c), "bad_block_ids=", dir.file("scores.npy"));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("uq score: warning: the device masked bad data (bad_block_ids="), std::string::npos) << r.err;
   check_scores_file(dir.file("scores.npy"), c, "bad block id, --no-check");
@@ -412,13 +400,7 @@ TEST(CliScore, BadBlockIdsAndSeqLensFailOrAreMaskedWithNoCheck) {
   ix::ScoreCase neg = make_score_case(81, 1, 2, 1, 0);
   neg.seq_lens[5] = -9;
   save_score_inputs(dir, neg);
-  r = run(score_args(dir, neg, "neg.npy"));
-  expect_one_line_error(r, "score", 2);
-  EXPECT_NE(r.err.find("negative_seq_lens=1"), std::string::npos) << r.err;
-  EXPECT_FALSE(exists(dir.file("neg.npy")));
-  args = score_args(dir, neg, "neg.npy");
-  args.push_back("--no-check");
-  r = run(args);
+  r = run_rejected_then_unchecked("score", score_args(dir, neg, "neg.npy"), "negative_seq_lens=1", dir.file("neg.npy"));
   ASSERT_EQ(r.status, 0) << r.err;
   check_scores_file(dir.file("neg.npy"), neg, "negative length, --no-check");
 }
@@ -551,13 +533,7 @@ TEST(CliSelect, BadLengthsFailOrAreClampedWithNoCheckAndMalformedInputsAreReject
   SelectCase c;
   c.lens[2] = -4;
   c.save(dir);
-  CliResult r = run(c.args(dir));
-  expect_one_line_error(r, "select", 2);
-  EXPECT_NE(r.err.find("negative_seq_lens=1"), std::string::npos) << r.err;
-  EXPECT_FALSE(exists(dir.file("idx.npy")));
-  std::vector<std::string> args = c.args(dir);
-  args.push_back("--no-check");
-  r = run(args);
+  CliResult r = run_rejected_then_unchecked("select", c.args(dir), "negative_seq_lens=1", dir.file("idx.npy"));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("uq select: warning: bad lengths were masked (negative_seq_lens=1)"), std::string::npos)
       << r.err;
@@ -605,23 +581,9 @@ TEST(CliSelect, BadLengthsFailOrAreClampedWithNoCheckAndMalformedInputsAreReject
 }
 
 // ------------------------------------------------------------------ the built program
-struct ProgramResult {
-  bool exited = false;  // false: killed by a signal
-  int status = -1;
-  std::string out, err;
-};
-
-ProgramResult run_program(const TempDir& dir, const std::vector<std::string>& args) {
-  std::string cmd = std::string("'") + UQ_CLI_PROGRAM + "'";
-  for (const std::string& a : args) cmd += " '" + a + "'";
-  cmd += " >'" + dir.file("stdout") + "' 2>'" + dir.file("stderr") + "' </dev/null";
-  const int raw = std::system(cmd.c_str());
-  ProgramResult r;
-  r.exited = raw != -1 && WIFEXITED(raw);
-  r.status = r.exited ? WEXITSTATUS(raw) : -1;
-  r.out = read_bytes(dir.file("stdout"));
-  r.err = read_bytes(dir.file("stderr"));
-  return r;
+// The built program, started without a shell, as Python's subprocess starts it.
+ChildResult run_program(const TempDir& dir, const std::vector<std::string>& args) {
+  return wait_uq(dir, spawn_uq(dir, args));
 }
 
 // write-index -> score -> select through the program, as a Python user runs them: keys
@@ -641,7 +603,7 @@ TEST(CliIndexProgram, WriteIndexScoreSelectThroughFiles) {
     for (std::int32_t t = 0; t < lens[i]; ++t) slots.push_back(std::int64_t(tables[i * MB + t / 128]) * 128 + t % 128);
   save_f32(dir.file("k.npy"), {T, kD}, keys);
   save_i64(dir.file("slots.npy"), {T}, slots);
-  ProgramResult r = run_program(dir, {"write-index", "--k", dir.file("k.npy"), "--slots", dir.file("slots.npy"),
+  ChildResult r = run_program(dir, {"write-index", "--k", dir.file("k.npy"), "--slots", dir.file("slots.npy"),
                                       "--cache", dir.file("icache.npy"), "--num-blocks", std::to_string(NB)});
   ASSERT_TRUE(r.exited);
   ASSERT_EQ(r.status, 0) << r.err;

@@ -3,9 +3,11 @@
 // lse [T, Hq]) against the float64 reference within the per-row tolerances of the library's tests,
 // and gather-kv bit for bit against the reference's gather; bad inputs give one line and exit 2.
 #include "cli/cli_test_support.hpp"
+#include "cli/reference_cache.hpp"
 
 #include "support/decode_tolerance.hpp"
 #include "support/lse_tolerance.hpp"
+#include "support/reference_inputs.hpp"
 
 #include "uqref.hpp"
 
@@ -28,29 +30,9 @@ constexpr int D = 256;
 struct CliCache {
   static constexpr int B = 3, Hk = 2, QG = 6, Hq = Hk * QG, BS = 16, NB = 24, MB = 20, SB = 272;
   std::vector<std::int32_t> lens = {40, 2, 300};
-  std::vector<std::int32_t> tables = std::vector<std::int32_t>(B * MB, 0);
-  std::vector<std::uint8_t> cache = std::vector<std::uint8_t>(std::size_t(NB) * BS * Hk * SB, 0);
+  std::vector<std::int32_t> tables = shuffled_block_tables(lens, NB, BS, MB, 21);
+  std::vector<std::uint8_t> cache = reference_filled_cache(NB, BS, Hk, SB, 22, 23);
 
-  CliCache() {
-    std::vector<std::int32_t> ids(NB);
-    std::iota(ids.begin(), ids.end(), 0);
-    std::shuffle(ids.begin(), ids.end(), std::mt19937_64(21));
-    int next = 0;
-    for (int b = 0; b < B; ++b) {
-      const int used = (lens[b] + BS - 1) / BS;
-      for (int j = 0; j < MB; ++j) tables[b * MB + j] = j < used ? ids[next++] : 0;
-    }
-    const int T = NB * BS;
-    std::vector<std::uint16_t> k(std::size_t(T) * Hk * D), v(k.size());
-    const std::vector<float> kf = random_values(k.size(), 22), vf = random_values(v.size(), 23);
-    for (std::size_t i = 0; i < k.size(); ++i) {
-      k[i] = uqref::bf16_round(kf[i]);
-      v[i] = uqref::bf16_round(vf[i]);
-    }
-    std::vector<std::int64_t> slots(T);
-    std::iota(slots.begin(), slots.end(), 0);
-    uqref::uq_write_kv(k.data(), v.data(), slots.data(), T, Hk, cache.data(), NB, BS, SB);
-  }
   void save(const TempDir& dir) const {
     save_u8(dir.file("cache.npy"), {NB, BS, Hk, SB}, cache);
     save_i32(dir.file("bt.npy"), {B, MB}, tables);
@@ -61,33 +43,13 @@ struct CliCache {
             "--seq-lens", dir.file("sl.npy"), "--qg", "6", "--out", dir.file("out.npy"), "--lse", dir.file("lse.npy")};
   }
   uqref::DecodeResult reference(const std::vector<std::uint16_t>& q, const std::vector<std::int32_t>& starts) const {
-    uqref::DecodeInputs in{};
-    in.q = q.data();
-    in.q_stride_seq = Hq * D;
-    in.q_stride_head = D;
-    in.cache = cache.data();
-    in.num_blocks = NB;
-    in.block_size = BS;
-    in.num_kv_heads = Hk;
-    in.slot_bytes = SB;
-    in.block_tables = tables.data();
-    in.max_blocks_per_seq = MB;
-    in.seq_lens = lens.data();
-    in.num_seqs = B;
-    in.qg = QG;
-    in.scale = 1.0 / 16.0;
-    in.q_rotated = false;
+    uqref::DecodeInputs in = uqtest::reference_decode_inputs(q.data(), Hq, QG, cache.data(), NB, BS, Hk, SB,
+                                                             tables.data(), MB, lens.data(), B, 1.0 / 16.0);
     in.query_start_loc = starts.data();
     in.num_query_tokens = starts.back();
     return uqref::uq_decode(in);
   }
 };
-
-std::vector<std::uint16_t> bf16_bits(const std::vector<float>& v) {
-  std::vector<std::uint16_t> b(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) b[i] = uqref::bf16_round(v[i]);
-  return b;
-}
 
 // out and lse of a run against the reference: per element within decode_tolerance, per row lse
 // within lse_tolerance; rows that see nothing exactly 0 and -inf.

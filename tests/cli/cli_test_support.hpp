@@ -143,4 +143,19 @@ inline void expect_one_line_error(const CliResult& r, const std::string& cmd, in
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "more than one line: " << r.err;
 }
 
+// Bad data that reaches the device: the call fails (exit 2, one line naming `counter`) and
+// leaves no `out_file`. Returns the same call run again with --no-check (then `more_args`),
+// whose status and output the caller checks.
+inline CliResult run_rejected_then_unchecked(const std::string& cmd, std::vector<std::string> args,
+                                             const std::string& counter, const std::string& out_file,
+                                             const std::vector<std::string>& more_args = {}) {
+  const CliResult rejected = run(args);
+  expect_one_line_error(rejected, cmd, 2);
+  EXPECT_NE(rejected.err.find(counter), std::string::npos) << rejected.err;
+  EXPECT_FALSE(exists(out_file));
+  args.push_back("--no-check");
+  args.insert(args.end(), more_args.begin(), more_args.end());
+  return run(args);
+}
+
 }  // namespace cli_test
