@@ -74,9 +74,7 @@ TEST(CliWriteKv, CreatesTheCacheBitExactWithTheReference) {
   TempDir dir;
   const WriteKvCase c;
   c.save(dir);
-  std::vector<std::string> args = c.args(dir);
-  for (const char* a : {"--num-blocks", "9", "--block-size", "32", "--slot-bytes", "276"}) args.push_back(a);
-  const CliResult r = run(args);
+  const CliResult r = run(with_options(c.args(dir), {"--num-blocks", "9", "--block-size", "32", "--slot-bytes", "276"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("created"), std::string::npos);
   EXPECT_NE(r.out.find("(9, 32, 2, 276)"), std::string::npos);
@@ -97,10 +95,7 @@ TEST(CliWriteKv, UpdatesAnExistingCacheInPlace) {
   // 272..275 of every slot must keep them.
   std::vector<std::uint8_t> cache = random_bytes(std::size_t(WriteKvCase::NB) * WriteKvCase::BS * WriteKvCase::Hk * WriteKvCase::SB, 4);
   save_u8(dir.file("cache.npy"), {WriteKvCase::NB, WriteKvCase::BS, WriteKvCase::Hk, WriteKvCase::SB}, cache);
-  std::vector<std::string> args = c.args(dir);
-  args.push_back("--block-size");
-  args.push_back("32");  // agrees with the file: accepted
-  const CliResult r = run(args);
+  const CliResult r = run(with_options(c.args(dir), {"--block-size", "32"}));  // agrees with the file: accepted
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("updated"), std::string::npos);
   c.reference(cache);
@@ -336,9 +331,8 @@ TEST(CliDecode, OptionsPartitionsOutDtypeRotatedQueryAndBackend) {
   TempDir dir;
   const DecodeCase c;
   c.save(dir);
-  std::vector<std::string> args = c.args(dir, "p3.npy");
-  for (const char* a : {"--partitions", "3", "--out-dtype", "bf16", "--backend", "generic"}) args.push_back(a);
-  CliResult r = run(args);
+  CliResult r =
+      run(with_options(c.args(dir, "p3.npy"), {"--partitions", "3", "--out-dtype", "bf16", "--backend", "generic"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("3 partitions"), std::string::npos) << r.out;
   const std::vector<std::uint16_t> bits = load_as<std::uint16_t>(dir.file("p3.npy"), 'u', 2);
@@ -357,26 +351,14 @@ TEST(CliDecode, OptionsPartitionsOutDtypeRotatedQueryAndBackend) {
   }
   const std::vector<std::uint16_t> qrot_bits = bf16_bits(qrot);
   save_u16(dir.file("q.npy"), {DecodeCase::B, DecodeCase::Hq, D}, qrot_bits);
-  args = c.args(dir, "rot.npy");
-  args.push_back("--q-rotated");
-  args.push_back("--scale=0.0625");
-  r = run(args);
+  r = run(with_options(c.args(dir, "rot.npy"), {"--q-rotated", "--scale=0.0625"}));
   ASSERT_EQ(r.status, 0) << r.err;
   const uq::PartitionChoice p = uq::choose_partitions(DecodeCase::B, DecodeCase::MB, DecodeCase::BS);
   expect_within_bound(load_as<float>(dir.file("rot.npy"), 'f', 4), c.reference(qrot_bits, true), p.partitions);
 
   // A serial build has no native kernel: asking for one is an error, not a fallback.
-  args = c.args(dir, "native.npy");
-  args.push_back("--backend");
-  args.push_back("native");
-  r = run(args);
-  if (r.status == 0) {
-    EXPECT_EQ(r.out.find("path generic"), std::string::npos) << "native must never run the generic path";
-  } else {
-    expect_one_line_error(r, "decode", 2);
-    EXPECT_NE(r.err.find("Backend::Native"), std::string::npos) << r.err;
-    EXPECT_FALSE(exists(dir.file("native.npy")));
-  }
+  r = run(with_options(c.args(dir, "native.npy"), {"--backend", "native"}));
+  expect_native_ran_or_refused(r, "decode", dir.file("native.npy"));
 }
 
 TEST(CliDecode, LseIsWrittenAndMatchesTheReference) {
@@ -384,13 +366,10 @@ TEST(CliDecode, LseIsWrittenAndMatchesTheReference) {
   const DecodeCase c;
   c.save(dir);
   for (const char* partitions : {"0", "1"}) {  // the default split, and one kernel without reducer
-    std::vector<std::string> args = c.args(dir);
-    for (const char* a : {"--lse", "", "--partitions", ""}) args.push_back(a);
-    args[args.size() - 3] = dir.file("lse.npy");
-    args.back() = partitions;
     // The generic path, whose lse tolerance this is (the sm90 FP8 QK has its own bound,
     // tests/test_sm90_decode.cpp); the option's plumbing is the same on every path.
-    for (const char* a : {"--backend", "generic"}) args.push_back(a);
+    const std::vector<std::string> args =
+        with_options(c.args(dir), {"--lse", dir.file("lse.npy"), "--partitions", partitions, "--backend", "generic"});
     save_f32(dir.file("lse.npy"), {1}, {NAN});  // poison: must be replaced
     const CliResult r = run(args);
     ASSERT_EQ(r.status, 0) << r.err;

@@ -93,10 +93,7 @@ TEST(CliWriteIndex, CreatesTheCacheBitExactWithTheReferenceFromFloatKeys) {
   const WriteIndexCase c;
   save_f32(dir.file("k.npy"), {WriteIndexCase::T, kD}, c.keys);  // float32: quantised as given, no bf16 rounding
   save_i32(dir.file("slots.npy"), {WriteIndexCase::T}, c.slots);
-  std::vector<std::string> args = c.args(dir);
-  args.push_back("--num-blocks");
-  args.push_back("3");
-  const CliResult r = run(args);
+  const CliResult r = run(with_options(c.args(dir), {"--num-blocks", "3"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("created"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(3, 9216) uint8: 242 of 257 tokens written"), std::string::npos) << r.out;
@@ -132,9 +129,7 @@ TEST(CliWriteIndex, UpdatesAnExistingCacheInPlaceFromBf16Bits) {
   // An existing cache of other bytes: the skipped and unused slots must keep them.
   std::vector<std::uint8_t> cache = random_bytes(std::size_t(c.NB) * kPage, 33);
   save_u8(dir.file("icache.npy"), {WriteIndexCase::NB, kPage}, cache);
-  std::vector<std::string> args = c.args(dir);
-  args.push_back("--num-blocks=3");  // agrees with the file: accepted
-  const CliResult r = run(args);
+  const CliResult r = run(with_options(c.args(dir), {"--num-blocks=3"}));  // agrees with the file: accepted
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("updated"), std::string::npos) << r.out;
   const std::vector<std::uint8_t> before = cache;
@@ -229,10 +224,8 @@ TEST(CliWriteIndex, RejectsMalformedInputsNamingTheFile) {
   save_i32(cache, {2, kPage}, std::vector<std::int32_t>(2 * kPage, 1));
   expect_cache_error(cache + ": expected uint8, found int32", c.args(dir));
   save_u8(cache, {3, kPage}, std::vector<std::uint8_t>(3 * kPage, 1));
-  std::vector<std::string> args = c.args(dir);
-  args.push_back("--num-blocks");
-  args.push_back("4");
-  expect_cache_error(cache + ": expected extent 0 = 4 (from --num-blocks), found shape (3, 9216)", args);
+  expect_cache_error(cache + ": expected extent 0 = 4 (from --num-blocks), found shape (3, 9216)",
+                     with_options(c.args(dir), {"--num-blocks", "4"}));
   const std::string full = read_bytes(cache);
   write_bytes(cache, full.substr(0, full.size() - 100));
   expect_cache_error(cache + ": expected 27648 data bytes for shape (3, 9216) uint8, found 27548 (truncated file)",
@@ -362,10 +355,7 @@ TEST(CliScore, RoundsFloatQueriesToE4m3AndTakesOtherShapesAndOptions) {
     qf[3] = 17.0f;     // midway between 16 and 18: ties to even (16)
     for (std::size_t i = 0; i < qf.size(); ++i) c.q[i] = uqref::e4m3_round(qf[i]);
     save_f32(dir.file("q.npy"), {c.rows(), c.heads, kD}, qf);
-    std::vector<std::string> args = score_args(dir, c);
-    args.push_back("--backend");
-    args.push_back("generic");
-    const CliResult r = run(args);
+    const CliResult r = run(with_options(score_args(dir, c), {"--backend", "generic"}));
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("path generic"), std::string::npos) << r.out;
     check_scores_file(dir.file("scores.npy"), c,
@@ -374,17 +364,9 @@ TEST(CliScore, RoundsFloatQueriesToE4m3AndTakesOtherShapesAndOptions) {
   // A serial build has no native scorer: asking for one is an error, not a fallback.
   const ix::ScoreCase c = make_score_case(70, 1, 1, 0, 0);
   save_score_inputs(dir, c);
-  std::vector<std::string> args = score_args(dir, c, "native.npy");
-  args.push_back("--backend=native");
-  const CliResult r = run(args);
-  if (r.status == 0) {
-    EXPECT_EQ(r.out.find("path generic"), std::string::npos) << "native must never run the generic path";
+  const CliResult r = run(with_options(score_args(dir, c, "native.npy"), {"--backend=native"}));
+  if (expect_native_ran_or_refused(r, "score", dir.file("native.npy")))
     check_scores_file(dir.file("native.npy"), c, "native");
-  } else {
-    expect_one_line_error(r, "score", 2);
-    EXPECT_NE(r.err.find("Backend::Native"), std::string::npos) << r.err;
-    EXPECT_FALSE(exists(dir.file("native.npy")));
-  }
 }
 
 TEST(CliScore, BadBlockIdsAndSeqLensFailOrAreMaskedWithNoCheck) {

@@ -84,10 +84,7 @@ TEST(CliDecodeQueries, QueryLenMatchesTheReference) {
   const int QL = 3, T = CliCache::B * QL;  // sequence 1 (2 tokens): its first new token sees nothing
   const std::vector<float> q = random_values(std::size_t(T) * CliCache::Hq * D, 24, 0.7f);
   save_f32(dir.file("q.npy"), {T, CliCache::Hq, D}, q);
-  std::vector<std::string> args = s.decode_args(dir);
-  args.push_back("--query-len");
-  args.push_back("3");
-  const CliResult r = run(args);
+  const CliResult r = run(with_options(s.decode_args(dir), {"--query-len", "3"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("9 query tokens of 3 sequences"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("lse " + dir.file("lse.npy") + " (9, 12) float32"), std::string::npos) << r.out;
@@ -104,9 +101,8 @@ TEST(CliDecodeQueries, QueryStartLocMatchesTheReference) {
   const int T = 9;
   const std::vector<float> q = random_values(std::size_t(T) * CliCache::Hq * D, 25, 0.7f);
   save_f32(dir.file("q.npy"), {T, CliCache::Hq, D}, q);
-  std::vector<std::string> args = s.decode_args(dir);
-  for (const char* a : {"--query-start-loc", "", "--partitions", "1"}) args.push_back(a);
-  args[args.size() - 3] = dir.file("qsl.npy");
+  const std::vector<std::string> args =
+      with_options(s.decode_args(dir), {"--query-start-loc", dir.file("qsl.npy"), "--partitions", "1"});
   CliResult r = run(args);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("1 kernel;"), std::string::npos) << r.out;
@@ -129,11 +125,7 @@ TEST(CliDecodeQueries, BadInputsGiveOneLineAndExit2) {
   const CliCache s;
   s.save(dir);
   save_f32(dir.file("q.npy"), {9, CliCache::Hq, D}, random_values(std::size_t(9) * CliCache::Hq * D, 26));
-  const auto with = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args = s.decode_args(dir);
-    args.insert(args.end(), extra.begin(), extra.end());
-    return run(args);
-  };
+  const auto with = [&](const std::vector<std::string>& extra) { return run(with_options(s.decode_args(dir), extra)); };
   CliResult r = with({"--query-len", "4"});  // 9 rows != 3 x 4
   expect_one_line_error(r, "decode", 2);
   EXPECT_NE(r.err.find("T = B x QL = 3 x 4 = 12 rows"), std::string::npos) << r.err;
@@ -171,10 +163,7 @@ TEST(CliGatherKv, RowsAreTheReferenceBitForBit) {
                          starts.data(), CliCache::B, T};
   const uqref::GatherCounts c = uqref::uq_gather_kv(in, k.data(), v.data());
   ASSERT_EQ(c.bad_block_ids + c.long_seq_lens + c.bad_start_locs, 0u);
-  std::vector<std::string> args = common;
-  for (const char* a : {"--kv-start-loc", "", "--out-dtype", "bf16"}) args.push_back(a);
-  args[args.size() - 3] = dir.file("ksl.npy");
-  CliResult r = run(args);
+  CliResult r = run(with_options(common, {"--kv-start-loc", dir.file("ksl.npy"), "--out-dtype", "bf16"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("(332, 2, 256) uint16 (bf16 bits)"), std::string::npos) << r.out;
   EXPECT_EQ(load_as<std::uint16_t>(dir.file("k.npy"), 'u', 2), k);
@@ -186,10 +175,7 @@ TEST(CliGatherKv, RowsAreTheReferenceBitForBit) {
   in.kv_start_loc = whole.data();
   in.num_tokens = 342;
   uqref::uq_gather_kv(in, k2.data(), v2.data());
-  args = common;
-  args.push_back("--seq-lens");
-  args.push_back(dir.file("sl.npy"));
-  r = run(args);
+  r = run(with_options(common, {"--seq-lens", dir.file("sl.npy")}));
   ASSERT_EQ(r.status, 0) << r.err;
   const std::vector<float> kf = load_as<float>(dir.file("k.npy"), 'f', 4);
   ASSERT_EQ(kf.size(), k2.size());
@@ -200,14 +186,11 @@ TEST(CliGatherKv, RowsAreTheReferenceBitForBit) {
   r = run(common);
   expect_one_line_error(r, "gather-kv", 2);
   save_i32(dir.file("ksl.npy"), {4}, {0, 30, 20, 332});
-  args = common;
-  args.push_back("--kv-start-loc");
-  args.push_back(dir.file("ksl.npy"));
-  r = run(args);
+  const std::vector<std::string> bad_starts = with_options(common, {"--kv-start-loc", dir.file("ksl.npy")});
+  r = run(bad_starts);
   expect_one_line_error(r, "gather-kv", 2);
   EXPECT_NE(r.err.find("non-decreasing"), std::string::npos) << r.err;
-  args.push_back("--no-check");
-  r = run(args);
+  r = run(with_options(bad_starts, {"--no-check"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("bad_start_locs=1"), std::string::npos) << r.err;
 }
