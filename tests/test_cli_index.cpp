@@ -242,20 +242,11 @@ TEST(CliWriteIndex, RejectsMalformedInputsNamingTheFile) {
 // shorter than QL and shuffled block tables, over a cache written by the reference.
 ix::ScoreCase make_score_case(std::uint64_t seed, int heads, int query_len, int init, int local) {
   std::mt19937_64 rng(seed);
-  ix::ScoreCase c;
   constexpr std::int64_t NB = 15;
-  c.cache = ix::random_cache(rng, NB, false);
-  c.seq_lens = {129, 0, 1000, 1, 128, 300, 127, 257, 513};
-  c.num_reqs = static_cast<int>(c.seq_lens.size());
-  c.query_len = query_len;
-  c.heads = heads;
-  c.init_blocks = init;
-  c.local_blocks = local;
-  c.max_blocks = 9;  // one more than the longest request needs
-  c.S = c.max_blocks;
-  c.tables = ix::shuffled_tables(rng, c.seq_lens, c.max_blocks, NB);
-  c.q = ix::random_q(rng, c.rows() * heads * kD);
-  return c;
+  std::vector<std::uint8_t> cache = ix::random_cache(rng, NB, false);
+  // max_blocks 9 (one more than the longest request needs), as many score columns
+  return ix::ragged_case(rng, std::move(cache), {129, 0, 1000, 1, 128, 300, 127, 257, 513}, query_len, heads, init,
+                         local, 9, 9);
 }
 
 // The reference scores with NaN where nv_score writes nothing, as uq score's file has.

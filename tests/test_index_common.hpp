@@ -239,10 +239,10 @@ inline std::vector<std::int32_t> shuffled_tables(std::mt19937_64& rng, const std
   return t;
 }
 
-// One request per length over `cache`, its blocks on shuffled pages, the block table as wide
-// as the longest request needs (at least 1), one spare score column, random E4M3 queries.
-inline ScoreCase simple_case(std::mt19937_64& rng, std::vector<std::uint8_t> cache, std::vector<std::int32_t> lens,
-                             int QL, int H, int init, int local) {
+// One request per length over `cache`, its blocks on shuffled pages of a block table
+// max_blocks wide, S score columns, random E4M3 queries.
+inline ScoreCase ragged_case(std::mt19937_64& rng, std::vector<std::uint8_t> cache, std::vector<std::int32_t> lens,
+                             int QL, int H, int init, int local, int max_blocks, std::int64_t S) {
   ScoreCase c;
   c.cache = std::move(cache);
   c.seq_lens = std::move(lens);
@@ -251,13 +251,21 @@ inline ScoreCase simple_case(std::mt19937_64& rng, std::vector<std::uint8_t> cac
   c.heads = H;
   c.init_blocks = init;
   c.local_blocks = local;
-  std::int32_t maxlen = 0;
-  for (auto l : c.seq_lens) maxlen = std::max(maxlen, l);
-  c.max_blocks = std::max(1, (maxlen + kBlk - 1) / kBlk);
-  c.S = c.max_blocks + 1;
+  c.max_blocks = max_blocks;
+  c.S = S;
   c.tables = shuffled_tables(rng, c.seq_lens, c.max_blocks, c.num_blocks());
   c.q = random_q(rng, c.rows() * H * kD);
   return c;
+}
+
+// The same with the block table as wide as the longest request needs (at least 1) and one
+// spare score column.
+inline ScoreCase simple_case(std::mt19937_64& rng, std::vector<std::uint8_t> cache, std::vector<std::int32_t> lens,
+                             int QL, int H, int init, int local) {
+  std::int32_t maxlen = 0;
+  for (auto l : lens) maxlen = std::max(maxlen, l);
+  const int max_blocks = std::max(1, (maxlen + kBlk - 1) / kBlk);
+  return ragged_case(rng, std::move(cache), std::move(lens), QL, H, init, local, max_blocks, max_blocks + 1);
 }
 
 // Device copies of a case's inputs (q and scores in the given view types).
