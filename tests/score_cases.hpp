@@ -71,18 +71,10 @@ TEST(UQ_SCORE_SUITE, Matrix) {
         if (H * QL > 32) continue;
         for (int init = 0; init <= 2; ++init)
           for (int local = 0; local <= 2; ++local) {
-            ScoreCase c = base;
-            c.seq_lens = {0, 1, 4, 127, 128, 129, 0, 130, 513, 4096};
-            std::shuffle(c.seq_lens.begin(), c.seq_lens.end(), rng);
-            c.num_reqs = static_cast<int>(c.seq_lens.size());
-            c.query_len = QL;
-            c.heads = H;
-            c.init_blocks = init;
-            c.local_blocks = local;
-            c.max_blocks = 33;  // one more than the longest request needs
-            c.S = c.max_blocks + 3;
-            c.tables = shuffled_tables(rng, c.seq_lens, c.max_blocks, NB);
-            c.q = random_q(rng, c.rows() * H * kD);
+            std::vector<std::int32_t> lens = {0, 1, 4, 127, 128, 129, 0, 130, 513, 4096};
+            std::shuffle(lens.begin(), lens.end(), rng);
+            // max_blocks 33: one more than the longest request needs
+            const ScoreCase c = ragged_case(rng, base.cache, lens, QL, H, init, local, 33, 33 + 3);
             const std::string what = "QL=" + std::to_string(QL) + " H=" + std::to_string(H) +
                                      " init=" + std::to_string(init) + " local=" + std::to_string(local);
             check_case(*path, c, config++, key_max, what, &total);

@@ -5,11 +5,13 @@
 // within the error bound derived in src/cli/decode_tolerance.hpp. Then every kind of
 // bad input: one line naming the file, exit status 2, no output written.
 #include "cli/cli_test_support.hpp"
+#include "cli/reference_cache.hpp"
 
 #include "cli/numpy_fixtures.hpp"
 
 #include "cli/decode_tolerance.hpp"
 #include "support/lse_tolerance.hpp"
+#include "support/reference_inputs.hpp"
 
 #include "uq/partitions.hpp"
 #include "uqref.hpp"
@@ -27,12 +29,6 @@ namespace npy = uq::cli::npy;
 namespace {
 
 constexpr int D = 256;
-
-std::vector<std::uint16_t> bf16_bits(const std::vector<float>& v) {
-  std::vector<std::uint16_t> b(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) b[i] = uqref::bf16_round(v[i]);
-  return b;
-}
 
 std::vector<std::uint8_t> random_bytes(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -78,9 +74,7 @@ TEST(CliWriteKv, CreatesTheCacheBitExactWithTheReference) {
   TempDir dir;
   const WriteKvCase c;
   c.save(dir);
-  std::vector<std::string> args = c.args(dir);
-  for (const char* a : {"--num-blocks", "9", "--block-size", "32", "--slot-bytes", "276"}) args.push_back(a);
-  const CliResult r = run(args);
+  const CliResult r = run(with_options(c.args(dir), {"--num-blocks", "9", "--block-size", "32", "--slot-bytes", "276"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("created"), std::string::npos);
   EXPECT_NE(r.out.find("(9, 32, 2, 276)"), std::string::npos);
@@ -101,10 +95,7 @@ TEST(CliWriteKv, UpdatesAnExistingCacheInPlace) {
   // 272..275 of every slot must keep them.
   std::vector<std::uint8_t> cache = random_bytes(std::size_t(WriteKvCase::NB) * WriteKvCase::BS * WriteKvCase::Hk * WriteKvCase::SB, 4);
   save_u8(dir.file("cache.npy"), {WriteKvCase::NB, WriteKvCase::BS, WriteKvCase::Hk, WriteKvCase::SB}, cache);
-  std::vector<std::string> args = c.args(dir);
-  args.push_back("--block-size");
-  args.push_back("32");  // agrees with the file: accepted
-  const CliResult r = run(args);
+  const CliResult r = run(with_options(c.args(dir), {"--block-size", "32"}));  // agrees with the file: accepted
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("updated"), std::string::npos);
   c.reference(cache);
@@ -247,26 +238,13 @@ TEST(CliRotateQ, TakesTwoDimensionalBf16BitsAndRejectsOtherShapes) {
 struct DecodeCase {
   static constexpr int B = 4, Hk = 2, QG = 6, Hq = Hk * QG, BS = 16, NB = 25, MB = 20, SB = 272;
   std::vector<std::int32_t> lens = {1, 300, 0, 17};
-  std::vector<std::int32_t> tables = std::vector<std::int32_t>(B * MB, 0);
-  std::vector<std::uint8_t> cache = std::vector<std::uint8_t>(std::size_t(NB) * BS * Hk * SB, 0);
+  std::vector<std::int32_t> tables = shuffled_block_tables(lens, NB, BS, MB, 12);
+  std::vector<std::uint8_t> cache = reference_filled_cache(NB, BS, Hk, SB, 13, 14);
   std::vector<float> q = random_values(std::size_t(B) * Hq * D, 11, 0.7f);
 
   DecodeCase() {
-    std::vector<std::int32_t> ids(NB);
-    std::iota(ids.begin(), ids.end(), 0);
-    std::shuffle(ids.begin(), ids.end(), std::mt19937_64(12));
-    int next = 0;
-    for (int b = 0; b < B; ++b) {
-      const int used = (lens[b] + BS - 1) / BS;
-      for (int j = 0; j < MB; ++j) tables[b * MB + j] = j < used ? ids[next++] : (b == 3 ? -1 : 0);
-    }
-    // Every slot of the cache holds a token (also blocks no sequence uses).
-    const int T = NB * BS;
-    const std::vector<std::uint16_t> k = bf16_bits(random_values(std::size_t(T) * Hk * D, 13));
-    const std::vector<std::uint16_t> v = bf16_bits(random_values(std::size_t(T) * Hk * D, 14));
-    std::vector<std::int64_t> slots(T);
-    std::iota(slots.begin(), slots.end(), 0);
-    uqref::uq_write_kv(k.data(), v.data(), slots.data(), T, Hk, cache.data(), NB, BS, SB);
+    // Sequence 3's unused entries are -1 (never read).
+    for (int j = (lens[3] + BS - 1) / BS; j < MB; ++j) tables[3 * MB + j] = -1;
   }
   void save(const TempDir& dir) const {
     save_f32(dir.file("q.npy"), {B, Hq, D}, q);
@@ -280,21 +258,8 @@ struct DecodeCase {
             "--seq-lens", dir.file("sl.npy"), "--qg", "6", "--out", dir.file(out)};
   }
   uqref::DecodeResult reference(const std::vector<std::uint16_t>& qbits, bool rotated, double scale = 1.0 / 16.0) const {
-    uqref::DecodeInputs in{};
-    in.q = qbits.data();
-    in.q_stride_seq = Hq * D;
-    in.q_stride_head = D;
-    in.cache = cache.data();
-    in.num_blocks = NB;
-    in.block_size = BS;
-    in.num_kv_heads = Hk;
-    in.slot_bytes = SB;
-    in.block_tables = tables.data();
-    in.max_blocks_per_seq = MB;
-    in.seq_lens = lens.data();
-    in.num_seqs = B;
-    in.qg = QG;
-    in.scale = scale;
+    uqref::DecodeInputs in = uqtest::reference_decode_inputs(qbits.data(), Hq, QG, cache.data(), NB, BS, Hk, SB,
+                                                             tables.data(), MB, lens.data(), B, scale);
     in.q_rotated = rotated;
     return uqref::uq_decode(in);
   }
@@ -366,9 +331,8 @@ TEST(CliDecode, OptionsPartitionsOutDtypeRotatedQueryAndBackend) {
   TempDir dir;
   const DecodeCase c;
   c.save(dir);
-  std::vector<std::string> args = c.args(dir, "p3.npy");
-  for (const char* a : {"--partitions", "3", "--out-dtype", "bf16", "--backend", "generic"}) args.push_back(a);
-  CliResult r = run(args);
+  CliResult r =
+      run(with_options(c.args(dir, "p3.npy"), {"--partitions", "3", "--out-dtype", "bf16", "--backend", "generic"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("3 partitions"), std::string::npos) << r.out;
   const std::vector<std::uint16_t> bits = load_as<std::uint16_t>(dir.file("p3.npy"), 'u', 2);
@@ -387,26 +351,14 @@ TEST(CliDecode, OptionsPartitionsOutDtypeRotatedQueryAndBackend) {
   }
   const std::vector<std::uint16_t> qrot_bits = bf16_bits(qrot);
   save_u16(dir.file("q.npy"), {DecodeCase::B, DecodeCase::Hq, D}, qrot_bits);
-  args = c.args(dir, "rot.npy");
-  args.push_back("--q-rotated");
-  args.push_back("--scale=0.0625");
-  r = run(args);
+  r = run(with_options(c.args(dir, "rot.npy"), {"--q-rotated", "--scale=0.0625"}));
   ASSERT_EQ(r.status, 0) << r.err;
   const uq::PartitionChoice p = uq::choose_partitions(DecodeCase::B, DecodeCase::MB, DecodeCase::BS);
   expect_within_bound(load_as<float>(dir.file("rot.npy"), 'f', 4), c.reference(qrot_bits, true), p.partitions);
 
   // A serial build has no native kernel: asking for one is an error, not a fallback.
-  args = c.args(dir, "native.npy");
-  args.push_back("--backend");
-  args.push_back("native");
-  r = run(args);
-  if (r.status == 0) {
-    EXPECT_EQ(r.out.find("path generic"), std::string::npos) << "native must never run the generic path";
-  } else {
-    expect_one_line_error(r, "decode", 2);
-    EXPECT_NE(r.err.find("Backend::Native"), std::string::npos) << r.err;
-    EXPECT_FALSE(exists(dir.file("native.npy")));
-  }
+  r = run(with_options(c.args(dir, "native.npy"), {"--backend", "native"}));
+  expect_native_ran_or_refused(r, "decode", dir.file("native.npy"));
 }
 
 TEST(CliDecode, LseIsWrittenAndMatchesTheReference) {
@@ -414,13 +366,10 @@ TEST(CliDecode, LseIsWrittenAndMatchesTheReference) {
   const DecodeCase c;
   c.save(dir);
   for (const char* partitions : {"0", "1"}) {  // the default split, and one kernel without reducer
-    std::vector<std::string> args = c.args(dir);
-    for (const char* a : {"--lse", "", "--partitions", ""}) args.push_back(a);
-    args[args.size() - 3] = dir.file("lse.npy");
-    args.back() = partitions;
     // The generic path, whose lse tolerance this is (the sm90 FP8 QK has its own bound,
     // tests/test_sm90_decode.cpp); the option's plumbing is the same on every path.
-    for (const char* a : {"--backend", "generic"}) args.push_back(a);
+    const std::vector<std::string> args =
+        with_options(c.args(dir), {"--lse", dir.file("lse.npy"), "--partitions", partitions, "--backend", "generic"});
     save_f32(dir.file("lse.npy"), {1}, {NAN});  // poison: must be replaced
     const CliResult r = run(args);
     ASSERT_EQ(r.status, 0) << r.err;
@@ -451,15 +400,8 @@ TEST(CliDecode, NonFiniteQueryFailsOrGivesNanRowsWithNoCheck) {
   c.q[(1 * DecodeCase::Hq + 7) * D + 100] = NAN;       // sequence 1, head 7
   c.q[(2 * DecodeCase::Hq + 0) * D + 3] = INFINITY;    // sequence 2 (no tokens), head 0
   c.save(dir);
-  CliResult r = run(c.args(dir));
-  expect_one_line_error(r, "decode", 2);
-  EXPECT_NE(r.err.find("nonfinite_inputs=2"), std::string::npos) << r.err;
-  EXPECT_FALSE(exists(dir.file("out.npy")));
-
-  std::vector<std::string> args = c.args(dir);
-  for (const char* a : {"--no-check", "--lse"}) args.push_back(a);
-  args.push_back(dir.file("lse.npy"));
-  r = run(args);
+  const CliResult r = run_rejected_then_unchecked("decode", c.args(dir), "nonfinite_inputs=2", dir.file("out.npy"),
+                                                  {"--lse", dir.file("lse.npy")});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("warning: the device masked bad data (nonfinite_inputs=2)"), std::string::npos) << r.err;
   const std::vector<float> out = load_as<float>(dir.file("out.npy"), 'f', 4);
@@ -478,14 +420,7 @@ TEST(CliDecode, BadBlockIdsAndSeqLensFailOrAreMaskedWithNoCheck) {
   DecodeCase c;
   c.lens[3] = -5;
   c.save(dir);
-  CliResult r = run(c.args(dir));
-  expect_one_line_error(r, "decode", 2);
-  EXPECT_NE(r.err.find("negative_seq_lens=1"), std::string::npos) << r.err;
-  EXPECT_FALSE(exists(dir.file("out.npy")));
-
-  std::vector<std::string> args = c.args(dir);
-  args.push_back("--no-check");
-  r = run(args);
+  CliResult r = run_rejected_then_unchecked("decode", c.args(dir), "negative_seq_lens=1", dir.file("out.npy"));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("warning: the device masked bad data (negative_seq_lens=1)"), std::string::npos) << r.err;
   const std::vector<float> got = load_as<float>(dir.file("out.npy"), 'f', 4);

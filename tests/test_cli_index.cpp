@@ -8,6 +8,7 @@
 // output written and an existing cache unchanged. Last, the three commands in a row
 // through the built program, as a Python user runs them.
 #include "cli/cli_test_support.hpp"
+#include "cli/program_runner.hpp"
 
 #include "test_index_common.hpp"
 #include "uqref.hpp"
@@ -19,10 +20,6 @@
 #include <limits>
 #include <numeric>
 #include <random>
-
-#include <sys/wait.h>
-
-#include "cli_program_path.hpp"  // UQ_CLI_PROGRAM: the built program, from tests/CMakeLists.txt
 
 using namespace cli_test;
 namespace npy = uq::cli::npy;
@@ -96,10 +93,7 @@ TEST(CliWriteIndex, CreatesTheCacheBitExactWithTheReferenceFromFloatKeys) {
   const WriteIndexCase c;
   save_f32(dir.file("k.npy"), {WriteIndexCase::T, kD}, c.keys);  // float32: quantised as given, no bf16 rounding
   save_i32(dir.file("slots.npy"), {WriteIndexCase::T}, c.slots);
-  std::vector<std::string> args = c.args(dir);
-  args.push_back("--num-blocks");
-  args.push_back("3");
-  const CliResult r = run(args);
+  const CliResult r = run(with_options(c.args(dir), {"--num-blocks", "3"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("created"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(3, 9216) uint8: 242 of 257 tokens written"), std::string::npos) << r.out;
@@ -135,9 +129,7 @@ TEST(CliWriteIndex, UpdatesAnExistingCacheInPlaceFromBf16Bits) {
   // An existing cache of other bytes: the skipped and unused slots must keep them.
   std::vector<std::uint8_t> cache = random_bytes(std::size_t(c.NB) * kPage, 33);
   save_u8(dir.file("icache.npy"), {WriteIndexCase::NB, kPage}, cache);
-  std::vector<std::string> args = c.args(dir);
-  args.push_back("--num-blocks=3");  // agrees with the file: accepted
-  const CliResult r = run(args);
+  const CliResult r = run(with_options(c.args(dir), {"--num-blocks=3"}));  // agrees with the file: accepted
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("updated"), std::string::npos) << r.out;
   const std::vector<std::uint8_t> before = cache;
@@ -232,10 +224,8 @@ TEST(CliWriteIndex, RejectsMalformedInputsNamingTheFile) {
   save_i32(cache, {2, kPage}, std::vector<std::int32_t>(2 * kPage, 1));
   expect_cache_error(cache + ": expected uint8, found int32", c.args(dir));
   save_u8(cache, {3, kPage}, std::vector<std::uint8_t>(3 * kPage, 1));
-  std::vector<std::string> args = c.args(dir);
-  args.push_back("--num-blocks");
-  args.push_back("4");
-  expect_cache_error(cache + ": expected extent 0 = 4 (from --num-blocks), found shape (3, 9216)", args);
+  expect_cache_error(cache + ": expected extent 0 = 4 (from --num-blocks), found shape (3, 9216)",
+                     with_options(c.args(dir), {"--num-blocks", "4"}));
   const std::string full = read_bytes(cache);
   write_bytes(cache, full.substr(0, full.size() - 100));
   expect_cache_error(cache + ": expected 27648 data bytes for shape (3, 9216) uint8, found 27548 (truncated file)",
@@ -252,20 +242,11 @@ TEST(CliWriteIndex, RejectsMalformedInputsNamingTheFile) {
 // shorter than QL and shuffled block tables, over a cache written by the reference.
 ix::ScoreCase make_score_case(std::uint64_t seed, int heads, int query_len, int init, int local) {
   std::mt19937_64 rng(seed);
-  ix::ScoreCase c;
   constexpr std::int64_t NB = 15;
-  c.cache = ix::random_cache(rng, NB, false);
-  c.seq_lens = {129, 0, 1000, 1, 128, 300, 127, 257, 513};
-  c.num_reqs = static_cast<int>(c.seq_lens.size());
-  c.query_len = query_len;
-  c.heads = heads;
-  c.init_blocks = init;
-  c.local_blocks = local;
-  c.max_blocks = 9;  // one more than the longest request needs
-  c.S = c.max_blocks;
-  c.tables = ix::shuffled_tables(rng, c.seq_lens, c.max_blocks, NB);
-  c.q = ix::random_q(rng, c.rows() * heads * kD);
-  return c;
+  std::vector<std::uint8_t> cache = ix::random_cache(rng, NB, false);
+  // max_blocks 9 (one more than the longest request needs), as many score columns
+  return ix::ragged_case(rng, std::move(cache), {129, 0, 1000, 1, 128, 300, 127, 257, 513}, query_len, heads, init,
+                         local, 9, 9);
 }
 
 // The reference scores with NaN where nv_score writes nothing, as uq score's file has.
@@ -365,10 +346,7 @@ TEST(CliScore, RoundsFloatQueriesToE4m3AndTakesOtherShapesAndOptions) {
     qf[3] = 17.0f;     // midway between 16 and 18: ties to even (16)
     for (std::size_t i = 0; i < qf.size(); ++i) c.q[i] = uqref::e4m3_round(qf[i]);
     save_f32(dir.file("q.npy"), {c.rows(), c.heads, kD}, qf);
-    std::vector<std::string> args = score_args(dir, c);
-    args.push_back("--backend");
-    args.push_back("generic");
-    const CliResult r = run(args);
+    const CliResult r = run(with_options(score_args(dir, c), {"--backend", "generic"}));
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("path generic"), std::string::npos) << r.out;
     check_scores_file(dir.file("scores.npy"), c,
@@ -377,17 +355,9 @@ TEST(CliScore, RoundsFloatQueriesToE4m3AndTakesOtherShapesAndOptions) {
   // A serial build has no native scorer: asking for one is an error, not a fallback.
   const ix::ScoreCase c = make_score_case(70, 1, 1, 0, 0);
   save_score_inputs(dir, c);
-  std::vector<std::string> args = score_args(dir, c, "native.npy");
-  args.push_back("--backend=native");
-  const CliResult r = run(args);
-  if (r.status == 0) {
-    EXPECT_EQ(r.out.find("path generic"), std::string::npos) << "native must never run the generic path";
+  const CliResult r = run(with_options(score_args(dir, c, "native.npy"), {"--backend=native"}));
+  if (expect_native_ran_or_refused(r, "score", dir.file("native.npy")))
     check_scores_file(dir.file("native.npy"), c, "native");
-  } else {
-    expect_one_line_error(r, "score", 2);
-    EXPECT_NE(r.err.find("Backend::Native"), std::string::npos) << r.err;
-    EXPECT_FALSE(exists(dir.file("native.npy")));
-  }
 }
 
 TEST(CliScore, BadBlockIdsAndSeqLensFailOrAreMaskedWithNoCheck) {
@@ -395,14 +365,7 @@ TEST(CliScore, BadBlockIdsAndSeqLensFailOrAreMaskedWithNoCheck) {
   ix::ScoreCase c = make_score_case(80, 2, 4, 0, 1);
   c.tables[2 * c.max_blocks + 2] = static_cast<std::int32_t>(c.num_blocks());  // a visible block of request 2
   save_score_inputs(dir, c);
-  CliResult r = run(score_args(dir, c));
-  expect_one_line_error(r, "score", 2);
-  EXPECT_NE(r.err.find("bad_block_ids="), std::string::npos) << r.err;
-  EXPECT_FALSE(exists(dir.file("scores.npy")));
-
-  std::vector<std::string> args = score_args(dir, c);
-  args.push_back("--no-check");
-  r = run(args);
+  CliResult r = run_rejected_then_unchecked("score", score_args(dir, c), "bad_block_ids=", dir.file("scores.npy"));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("uq score: warning: the device masked bad data (bad_block_ids="), std::string::npos) << r.err;
   check_scores_file(dir.file("scores.npy"), c, "bad block id, --no-check");
@@ -410,13 +373,7 @@ TEST(CliScore, BadBlockIdsAndSeqLensFailOrAreMaskedWithNoCheck) {
   ix::ScoreCase neg = make_score_case(81, 1, 2, 1, 0);
   neg.seq_lens[5] = -9;
   save_score_inputs(dir, neg);
-  r = run(score_args(dir, neg, "neg.npy"));
-  expect_one_line_error(r, "score", 2);
-  EXPECT_NE(r.err.find("negative_seq_lens=1"), std::string::npos) << r.err;
-  EXPECT_FALSE(exists(dir.file("neg.npy")));
-  args = score_args(dir, neg, "neg.npy");
-  args.push_back("--no-check");
-  r = run(args);
+  r = run_rejected_then_unchecked("score", score_args(dir, neg, "neg.npy"), "negative_seq_lens=1", dir.file("neg.npy"));
   ASSERT_EQ(r.status, 0) << r.err;
   check_scores_file(dir.file("neg.npy"), neg, "negative length, --no-check");
 }
@@ -549,13 +506,7 @@ TEST(CliSelect, BadLengthsFailOrAreClampedWithNoCheckAndMalformedInputsAreReject
   SelectCase c;
   c.lens[2] = -4;
   c.save(dir);
-  CliResult r = run(c.args(dir));
-  expect_one_line_error(r, "select", 2);
-  EXPECT_NE(r.err.find("negative_seq_lens=1"), std::string::npos) << r.err;
-  EXPECT_FALSE(exists(dir.file("idx.npy")));
-  std::vector<std::string> args = c.args(dir);
-  args.push_back("--no-check");
-  r = run(args);
+  CliResult r = run_rejected_then_unchecked("select", c.args(dir), "negative_seq_lens=1", dir.file("idx.npy"));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("uq select: warning: bad lengths were masked (negative_seq_lens=1)"), std::string::npos)
       << r.err;
@@ -603,23 +554,9 @@ TEST(CliSelect, BadLengthsFailOrAreClampedWithNoCheckAndMalformedInputsAreReject
 }
 
 // ------------------------------------------------------------------ the built program
-struct ProgramResult {
-  bool exited = false;  // false: killed by a signal
-  int status = -1;
-  std::string out, err;
-};
-
-ProgramResult run_program(const TempDir& dir, const std::vector<std::string>& args) {
-  std::string cmd = std::string("'") + UQ_CLI_PROGRAM + "'";
-  for (const std::string& a : args) cmd += " '" + a + "'";
-  cmd += " >'" + dir.file("stdout") + "' 2>'" + dir.file("stderr") + "' </dev/null";
-  const int raw = std::system(cmd.c_str());
-  ProgramResult r;
-  r.exited = raw != -1 && WIFEXITED(raw);
-  r.status = r.exited ? WEXITSTATUS(raw) : -1;
-  r.out = read_bytes(dir.file("stdout"));
-  r.err = read_bytes(dir.file("stderr"));
-  return r;
+// The built program, started without a shell, as Python's subprocess starts it.
+ChildResult run_program(const TempDir& dir, const std::vector<std::string>& args) {
+  return wait_uq(dir, spawn_uq(dir, args));
 }
 
 // write-index -> score -> select through the program, as a Python user runs them: keys
@@ -639,7 +576,7 @@ TEST(CliIndexProgram, WriteIndexScoreSelectThroughFiles) {
     for (std::int32_t t = 0; t < lens[i]; ++t) slots.push_back(std::int64_t(tables[i * MB + t / 128]) * 128 + t % 128);
   save_f32(dir.file("k.npy"), {T, kD}, keys);
   save_i64(dir.file("slots.npy"), {T}, slots);
-  ProgramResult r = run_program(dir, {"write-index", "--k", dir.file("k.npy"), "--slots", dir.file("slots.npy"),
+  ChildResult r = run_program(dir, {"write-index", "--k", dir.file("k.npy"), "--slots", dir.file("slots.npy"),
                                       "--cache", dir.file("icache.npy"), "--num-blocks", std::to_string(NB)});
   ASSERT_TRUE(r.exited);
   ASSERT_EQ(r.status, 0) << r.err;

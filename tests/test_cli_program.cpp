@@ -5,6 +5,7 @@
 #include "cli/numpy_fixtures.hpp"
 
 #include "uqref.hpp"
+#include "support/reference_inputs.hpp"
 
 #include <gtest/gtest.h>
 
@@ -122,23 +123,9 @@ TEST(CliProgram, WriteKvThenDecodeThroughFiles) {
     for (std::size_t i = 0; i < qf.size(); ++i) b[i] = uqref::bf16_round(qf[i]);
     return b;
   }();
-  uqref::DecodeInputs in{};
   const std::int32_t table[NB] = {0, 1, 2, 3, 4}, len = 72;
-  in.q = qb.data();
-  in.q_stride_seq = 6 * D;
-  in.q_stride_head = D;
-  in.cache = want.data();
-  in.num_blocks = NB;
-  in.block_size = BS;
-  in.num_kv_heads = 1;
-  in.slot_bytes = 272;
-  in.block_tables = table;
-  in.max_blocks_per_seq = NB;
-  in.seq_lens = &len;
-  in.num_seqs = 1;
-  in.qg = 6;
-  in.scale = 1.0 / 16;
-  const uqref::DecodeResult ref = uqref::uq_decode(in);
+  const uqref::DecodeResult ref = uqref::uq_decode(
+      uqtest::reference_decode_inputs(qb.data(), 6, 6, want.data(), NB, BS, 1, 272, table, NB, &len, 1, 1.0 / 16));
   for (std::size_t i = 0; i < out.size(); ++i) {
     // 3 bf16 roundings of at most 2^-8 vmax each dominate (decode_tolerance.hpp).
     EXPECT_NEAR(out[i], ref.out[i], 4 * std::ldexp(ref.vmax[i], -8) + 1e-30) << i;

@@ -3,9 +3,11 @@
 // lse [T, Hq]) against the float64 reference within the per-row tolerances of the library's tests,
 // and gather-kv bit for bit against the reference's gather; bad inputs give one line and exit 2.
 #include "cli/cli_test_support.hpp"
+#include "cli/reference_cache.hpp"
 
 #include "support/decode_tolerance.hpp"
 #include "support/lse_tolerance.hpp"
+#include "support/reference_inputs.hpp"
 
 #include "uqref.hpp"
 
@@ -28,29 +30,9 @@ constexpr int D = 256;
 struct CliCache {
   static constexpr int B = 3, Hk = 2, QG = 6, Hq = Hk * QG, BS = 16, NB = 24, MB = 20, SB = 272;
   std::vector<std::int32_t> lens = {40, 2, 300};
-  std::vector<std::int32_t> tables = std::vector<std::int32_t>(B * MB, 0);
-  std::vector<std::uint8_t> cache = std::vector<std::uint8_t>(std::size_t(NB) * BS * Hk * SB, 0);
+  std::vector<std::int32_t> tables = shuffled_block_tables(lens, NB, BS, MB, 21);
+  std::vector<std::uint8_t> cache = reference_filled_cache(NB, BS, Hk, SB, 22, 23);
 
-  CliCache() {
-    std::vector<std::int32_t> ids(NB);
-    std::iota(ids.begin(), ids.end(), 0);
-    std::shuffle(ids.begin(), ids.end(), std::mt19937_64(21));
-    int next = 0;
-    for (int b = 0; b < B; ++b) {
-      const int used = (lens[b] + BS - 1) / BS;
-      for (int j = 0; j < MB; ++j) tables[b * MB + j] = j < used ? ids[next++] : 0;
-    }
-    const int T = NB * BS;
-    std::vector<std::uint16_t> k(std::size_t(T) * Hk * D), v(k.size());
-    const std::vector<float> kf = random_values(k.size(), 22), vf = random_values(v.size(), 23);
-    for (std::size_t i = 0; i < k.size(); ++i) {
-      k[i] = uqref::bf16_round(kf[i]);
-      v[i] = uqref::bf16_round(vf[i]);
-    }
-    std::vector<std::int64_t> slots(T);
-    std::iota(slots.begin(), slots.end(), 0);
-    uqref::uq_write_kv(k.data(), v.data(), slots.data(), T, Hk, cache.data(), NB, BS, SB);
-  }
   void save(const TempDir& dir) const {
     save_u8(dir.file("cache.npy"), {NB, BS, Hk, SB}, cache);
     save_i32(dir.file("bt.npy"), {B, MB}, tables);
@@ -61,33 +43,13 @@ struct CliCache {
             "--seq-lens", dir.file("sl.npy"), "--qg", "6", "--out", dir.file("out.npy"), "--lse", dir.file("lse.npy")};
   }
   uqref::DecodeResult reference(const std::vector<std::uint16_t>& q, const std::vector<std::int32_t>& starts) const {
-    uqref::DecodeInputs in{};
-    in.q = q.data();
-    in.q_stride_seq = Hq * D;
-    in.q_stride_head = D;
-    in.cache = cache.data();
-    in.num_blocks = NB;
-    in.block_size = BS;
-    in.num_kv_heads = Hk;
-    in.slot_bytes = SB;
-    in.block_tables = tables.data();
-    in.max_blocks_per_seq = MB;
-    in.seq_lens = lens.data();
-    in.num_seqs = B;
-    in.qg = QG;
-    in.scale = 1.0 / 16.0;
-    in.q_rotated = false;
+    uqref::DecodeInputs in = uqtest::reference_decode_inputs(q.data(), Hq, QG, cache.data(), NB, BS, Hk, SB,
+                                                             tables.data(), MB, lens.data(), B, 1.0 / 16.0);
     in.query_start_loc = starts.data();
     in.num_query_tokens = starts.back();
     return uqref::uq_decode(in);
   }
 };
-
-std::vector<std::uint16_t> bf16_bits(const std::vector<float>& v) {
-  std::vector<std::uint16_t> b(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) b[i] = uqref::bf16_round(v[i]);
-  return b;
-}
 
 // out and lse of a run against the reference: per element within decode_tolerance, per row lse
 // within lse_tolerance; rows that see nothing exactly 0 and -inf.
@@ -122,10 +84,7 @@ TEST(CliDecodeQueries, QueryLenMatchesTheReference) {
   const int QL = 3, T = CliCache::B * QL;  // sequence 1 (2 tokens): its first new token sees nothing
   const std::vector<float> q = random_values(std::size_t(T) * CliCache::Hq * D, 24, 0.7f);
   save_f32(dir.file("q.npy"), {T, CliCache::Hq, D}, q);
-  std::vector<std::string> args = s.decode_args(dir);
-  args.push_back("--query-len");
-  args.push_back("3");
-  const CliResult r = run(args);
+  const CliResult r = run(with_options(s.decode_args(dir), {"--query-len", "3"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("9 query tokens of 3 sequences"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("lse " + dir.file("lse.npy") + " (9, 12) float32"), std::string::npos) << r.out;
@@ -142,9 +101,8 @@ TEST(CliDecodeQueries, QueryStartLocMatchesTheReference) {
   const int T = 9;
   const std::vector<float> q = random_values(std::size_t(T) * CliCache::Hq * D, 25, 0.7f);
   save_f32(dir.file("q.npy"), {T, CliCache::Hq, D}, q);
-  std::vector<std::string> args = s.decode_args(dir);
-  for (const char* a : {"--query-start-loc", "", "--partitions", "1"}) args.push_back(a);
-  args[args.size() - 3] = dir.file("qsl.npy");
+  const std::vector<std::string> args =
+      with_options(s.decode_args(dir), {"--query-start-loc", dir.file("qsl.npy"), "--partitions", "1"});
   CliResult r = run(args);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("1 kernel;"), std::string::npos) << r.out;
@@ -167,11 +125,7 @@ TEST(CliDecodeQueries, BadInputsGiveOneLineAndExit2) {
   const CliCache s;
   s.save(dir);
   save_f32(dir.file("q.npy"), {9, CliCache::Hq, D}, random_values(std::size_t(9) * CliCache::Hq * D, 26));
-  const auto with = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args = s.decode_args(dir);
-    args.insert(args.end(), extra.begin(), extra.end());
-    return run(args);
-  };
+  const auto with = [&](const std::vector<std::string>& extra) { return run(with_options(s.decode_args(dir), extra)); };
   CliResult r = with({"--query-len", "4"});  // 9 rows != 3 x 4
   expect_one_line_error(r, "decode", 2);
   EXPECT_NE(r.err.find("T = B x QL = 3 x 4 = 12 rows"), std::string::npos) << r.err;
@@ -209,10 +163,7 @@ TEST(CliGatherKv, RowsAreTheReferenceBitForBit) {
                          starts.data(), CliCache::B, T};
   const uqref::GatherCounts c = uqref::uq_gather_kv(in, k.data(), v.data());
   ASSERT_EQ(c.bad_block_ids + c.long_seq_lens + c.bad_start_locs, 0u);
-  std::vector<std::string> args = common;
-  for (const char* a : {"--kv-start-loc", "", "--out-dtype", "bf16"}) args.push_back(a);
-  args[args.size() - 3] = dir.file("ksl.npy");
-  CliResult r = run(args);
+  CliResult r = run(with_options(common, {"--kv-start-loc", dir.file("ksl.npy"), "--out-dtype", "bf16"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("(332, 2, 256) uint16 (bf16 bits)"), std::string::npos) << r.out;
   EXPECT_EQ(load_as<std::uint16_t>(dir.file("k.npy"), 'u', 2), k);
@@ -224,10 +175,7 @@ TEST(CliGatherKv, RowsAreTheReferenceBitForBit) {
   in.kv_start_loc = whole.data();
   in.num_tokens = 342;
   uqref::uq_gather_kv(in, k2.data(), v2.data());
-  args = common;
-  args.push_back("--seq-lens");
-  args.push_back(dir.file("sl.npy"));
-  r = run(args);
+  r = run(with_options(common, {"--seq-lens", dir.file("sl.npy")}));
   ASSERT_EQ(r.status, 0) << r.err;
   const std::vector<float> kf = load_as<float>(dir.file("k.npy"), 'f', 4);
   ASSERT_EQ(kf.size(), k2.size());
@@ -238,14 +186,11 @@ TEST(CliGatherKv, RowsAreTheReferenceBitForBit) {
   r = run(common);
   expect_one_line_error(r, "gather-kv", 2);
   save_i32(dir.file("ksl.npy"), {4}, {0, 30, 20, 332});
-  args = common;
-  args.push_back("--kv-start-loc");
-  args.push_back(dir.file("ksl.npy"));
-  r = run(args);
+  const std::vector<std::string> bad_starts = with_options(common, {"--kv-start-loc", dir.file("ksl.npy")});
+  r = run(bad_starts);
   expect_one_line_error(r, "gather-kv", 2);
   EXPECT_NE(r.err.find("non-decreasing"), std::string::npos) << r.err;
-  args.push_back("--no-check");
-  r = run(args);
+  r = run(with_options(bad_starts, {"--no-check"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("bad_start_locs=1"), std::string::npos) << r.err;
 }

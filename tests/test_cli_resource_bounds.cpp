@@ -6,6 +6,7 @@
 // reference writer gives on the whole cache.
 #include "cli/cli_test_support.hpp"
 #include "cli/program_runner.hpp"
+#include "cli/reference_cache.hpp"
 
 #include "uqref.hpp"
 
@@ -44,12 +45,6 @@ void expect_exit2_naming(const ChildResult& r, const std::string& cmd, const std
   const std::string line = last_line(r.err);
   EXPECT_EQ(line.rfind("uq " + cmd + ": ", 0), 0u) << r.err;
   EXPECT_NE(line.find(words), std::string::npos) << r.err;
-}
-
-std::vector<std::uint16_t> bf16_bits(const std::vector<float>& v) {
-  std::vector<std::uint16_t> b(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) b[i] = uqref::bf16_round(v[i]);
-  return b;
 }
 
 std::vector<std::uint8_t> random_bytes(std::size_t n, std::uint64_t seed) {

@@ -18,17 +18,8 @@
 
 namespace {
 
-float from_bits(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-std::uint32_t to_bits(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
+using uq::codec::bits_float;
+using uq::codec::float_bits;
 
 bool is_nan_bits(std::uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
 
@@ -41,10 +32,10 @@ void expect_bf16_round_matches(float x) {
   const std::uint16_t ref = uqref::bf16_round(x);
   const std::uint16_t src = src_bf16_round(x);
   if (std::isnan(x)) {
-    EXPECT_TRUE(bf16_is_quiet_nan(src)) << std::hex << "input 0x" << to_bits(x) << " gave 0x" << src;
-    EXPECT_EQ(src & 0x8000u, ref & 0x8000u) << std::hex << "sign of NaN 0x" << to_bits(x);
+    EXPECT_TRUE(bf16_is_quiet_nan(src)) << std::hex << "input 0x" << float_bits(x) << " gave 0x" << src;
+    EXPECT_EQ(src & 0x8000u, ref & 0x8000u) << std::hex << "sign of NaN 0x" << float_bits(x);
   } else {
-    EXPECT_EQ(src, ref) << std::hex << "float bits 0x" << to_bits(x);
+    EXPECT_EQ(src, ref) << std::hex << "float bits 0x" << float_bits(x);
   }
 }
 
@@ -66,7 +57,7 @@ void ExpectMonotoneSweep(Src src, Ref ref, unsigned max_code, unsigned sign_bit,
     std::uint32_t lo = first[c - 1], hi = last + 1;  // answer in [lo, hi]
     while (lo < hi) {
       const std::uint32_t mid = lo + (hi - lo) / 2;
-      if (ref(from_bits(mid)) >= c)
+      if (ref(bits_float(mid)) >= c)
         hi = mid;
       else
         lo = mid + 1;
@@ -77,7 +68,7 @@ void ExpectMonotoneSweep(Src src, Ref ref, unsigned max_code, unsigned sign_bit,
   // by the bisection's monotonicity assumption).
   for (unsigned c = 0; c <= max_code; ++c) {
     ASSERT_LE(first[c], last) << "code " << c << " never produced";
-    ASSERT_EQ(ref(from_bits(first[c])), c) << "code " << c;
+    ASSERT_EQ(ref(bits_float(first[c])), c) << "code " << c;
   }
 
   std::uint64_t mismatches = 0;
@@ -85,8 +76,8 @@ void ExpectMonotoneSweep(Src src, Ref ref, unsigned max_code, unsigned sign_bit,
   for (std::uint64_t u = 0; u <= last; ++u) {
     while (code < max_code && u >= first[code + 1]) ++code;
     const std::uint32_t bits = static_cast<std::uint32_t>(u);
-    const unsigned pos = src(from_bits(bits));
-    const unsigned neg = src(from_bits(bits | 0x80000000u));
+    const unsigned pos = src(bits_float(bits));
+    const unsigned neg = src(bits_float(bits | 0x80000000u));
     if (pos != code || neg != (code | sign_bit)) {
       if (++mismatches <= 10)
         ADD_FAILURE() << std::hex << "float bits 0x" << bits << ": src 0x" << pos << " / 0x" << neg
@@ -99,8 +90,8 @@ void ExpectMonotoneSweep(Src src, Ref ref, unsigned max_code, unsigned sign_bit,
   std::uint64_t nan_mismatches = 0;
   for (std::uint64_t u = last + 1; u <= 0x7fffffffu; ++u) {
     const std::uint32_t bits = static_cast<std::uint32_t>(u);
-    const unsigned pos = src(from_bits(bits));
-    const unsigned neg = src(from_bits(bits | 0x80000000u));
+    const unsigned pos = src(bits_float(bits));
+    const unsigned neg = src(bits_float(bits | 0x80000000u));
     if (!nan_ok(pos, false) || !nan_ok(neg, true)) ++nan_mismatches;
   }
   EXPECT_EQ(nan_mismatches, 0u);
@@ -117,7 +108,7 @@ TEST(CodecBf16, DecodeEveryBitPattern) {
       EXPECT_TRUE(std::isnan(src)) << std::hex << b;
       EXPECT_EQ(std::signbit(src), std::signbit(ref)) << std::hex << b;
     } else {
-      EXPECT_EQ(to_bits(src), to_bits(ref)) << std::hex << b;  // also tells -0 from +0
+      EXPECT_EQ(float_bits(src), float_bits(ref)) << std::hex << b;  // also tells -0 from +0
     }
   }
 }
@@ -133,9 +124,9 @@ TEST(CodecBf16, RoundEveryTiePatternAndNeighbours) {
   const std::uint32_t lows[] = {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu};
   int ties_down = 0, ties_up = 0;
   for (std::uint32_t hi = 0; hi < 0x10000u; ++hi) {
-    for (std::uint32_t lo : lows) expect_bf16_round_matches(from_bits((hi << 16) | lo));
-    for (int i = 0; i < 2; ++i) expect_bf16_round_matches(from_bits((hi << 16) | (rng() & 0xffffu)));
-    const float tie = from_bits((hi << 16) | 0x8000u);
+    for (std::uint32_t lo : lows) expect_bf16_round_matches(bits_float((hi << 16) | lo));
+    for (int i = 0; i < 2; ++i) expect_bf16_round_matches(bits_float((hi << 16) | (rng() & 0xffffu)));
+    const float tie = bits_float((hi << 16) | 0x8000u);
     if (!std::isnan(tie) && !std::isinf(tie)) {
       const std::uint16_t r = src_bf16_round(tie);
       ((r & 0x7fffu) == (hi & 0x7fffu)) ? ++ties_down : ++ties_up;
@@ -158,17 +149,17 @@ TEST(CodecBf16, RoundSpecialValues) {
                             std::numeric_limits<float>::min(),
                             std::numeric_limits<float>::denorm_min(),
                             -std::numeric_limits<float>::denorm_min(),
-                            from_bits(0x007f8000u),  // largest subnormal tie -> min normal (carry)
-                            from_bits(0x3fff8000u),  // 1.99609375 + tie -> 2.0 (carry into exponent)
-                            from_bits(0x7f7f8000u),  // tie above the largest bf16 -> inf
+                            bits_float(0x007f8000u),  // largest subnormal tie -> min normal (carry)
+                            bits_float(0x3fff8000u),  // 1.99609375 + tie -> 2.0 (carry into exponent)
+                            bits_float(0x7f7f8000u),  // tie above the largest bf16 -> inf
                             std::numeric_limits<float>::quiet_NaN(),
                             -std::numeric_limits<float>::quiet_NaN(),
-                            from_bits(0x7f800001u),  // signalling NaN whose payload is below bit 16
-                            from_bits(0xff800001u),
-                            from_bits(0x7fa00000u)};
+                            bits_float(0x7f800001u),  // signalling NaN whose payload is below bit 16
+                            bits_float(0xff800001u),
+                            bits_float(0x7fa00000u)};
   for (float x : specials) expect_bf16_round_matches(x);
   // NaN with a payload only in the dropped half must not become infinity.
-  EXPECT_EQ(src_bf16_round(from_bits(0x7f800001u)) & 0x7fu, 0x40u);
+  EXPECT_EQ(src_bf16_round(bits_float(0x7f800001u)) & 0x7fu, 0x40u);
 }
 
 TEST(CodecBf16, RoundExhaustiveAllFloats) {
@@ -258,7 +249,7 @@ TEST(CodecE4m3, EncodeSaturationAndNaN) {
   EXPECT_EQ(uq::codec::float_to_e4m3(432.0f), uqref::e4m3_round(432.0));
   EXPECT_EQ(uq::codec::float_to_e4m3(std::nextafter(432.0f, inf)), 0x7e);
   for (std::uint32_t nan_bits : {0x7fc00000u, 0x7f800001u, 0x7fffffffu, 0xffc00000u, 0xff800001u}) {
-    const float x = from_bits(nan_bits);
+    const float x = bits_float(nan_bits);
     ASSERT_TRUE(is_nan_bits(nan_bits));
     const std::uint8_t expect = (nan_bits & 0x80000000u) ? 0xff : 0x7f;
     EXPECT_EQ(uq::codec::float_to_e4m3(x), expect) << std::hex << nan_bits;
@@ -280,7 +271,7 @@ TEST(CodecE4m3, RoundSelectExhaustiveAllFloats) {
     const float y = uq::impl::round_e4m3_select(x);
     const std::uint8_t code = uq::codec::float_to_e4m3(y);
     const bool exact = std::isnan(y) ? std::isnan(uq::codec::e4m3_to_float(code))
-                                     : to_bits(uq::codec::e4m3_to_float(code)) == to_bits(y);
+                                     : float_bits(uq::codec::e4m3_to_float(code)) == float_bits(y);
     return exact ? code : 0x100u;
   };
   ExpectMonotoneSweep(code_of_value, [](float x) -> unsigned { return uqref::e4m3_round(x); }, 0x7eu, 0x80u,

@@ -11,6 +11,17 @@ namespace {
 
 using namespace uqtest;
 
+// Decodes through an unchecked plan (bad data masked, not thrown), leaving its counters in status.
+DecodeRunner unchecked_plan_runner(uq::Status& status) {
+  return [&status](auto q, auto cache, auto tables, auto lens, auto out) {
+    uq::DecodeConfig cfg;
+    cfg.check = false;
+    uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(q, cache, tables, cfg), cfg);
+    plan.run(q, cache, tables, lens, out);
+    status = plan.status();
+  };
+}
+
 TEST(DecodeBadData, MaskedCountedAndMatchingReference) {
   DecodeCase c;
   c.qg = 6;
@@ -23,13 +34,7 @@ TEST(DecodeBadData, MaskedCountedAndMatchingReference) {
   // seq 1 passes a negative length, seq 3 one longer than its table allows
   c.raw_seq_len_overrides = {{1, -5}, {3, 8 * 32 + 40}};
   uq::Status st;
-  check_decode(c, [&](auto q, auto cache, auto tables, auto lens, auto out) {
-    uq::DecodeConfig cfg;
-    cfg.check = false;
-    uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(q, cache, tables, cfg), cfg);
-    plan.run(q, cache, tables, lens, out);
-    st = plan.status();
-  });
+  check_decode(c, unchecked_plan_runner(st));
   EXPECT_EQ(st[uq::Counter::bad_block_ids], 2u);
   EXPECT_EQ(st[uq::Counter::negative_seq_lens], 1u);
   EXPECT_EQ(st[uq::Counter::long_seq_lens], 1u);
@@ -43,20 +48,16 @@ TEST(DecodeBadData, CheckedCallThrowsNamingTheCounters) {
   c.raw_seq_len_overrides = {{0, -1}};
   const DecodeData d = build_decode_data(c);
   const DeviceDecodeInputs in = decode_inputs_on_device(c, d);
-  const auto& q = in.q;
-  const auto& cache = in.cache;
-  const auto& tables = in.tables;
-  const auto& lens = in.lens;
   DeviceView<uq::bf16***> out("out", d.num_seqs, d.hq, 256);
-  expect_error([&] { uq::decode(q, cache, tables, lens, out); },
+  expect_error([&] { uq::decode(in.q, in.cache, in.tables, in.lens, out); },
                {"uq::decode", "block_tables/seq_lens", "bad_block_ids=1", "negative_seq_lens=1"});
 
   // Counters of an unchecked plan accumulate until reset.
   uq::DecodeConfig cfg;
   cfg.check = false;
-  uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(q, cache, tables, cfg), cfg);
-  plan.run(q, cache, tables, lens, out);
-  plan.run(q, cache, tables, lens, out);
+  uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(in.q, in.cache, in.tables, cfg), cfg);
+  plan.run(in.q, in.cache, in.tables, in.lens, out);
+  plan.run(in.q, in.cache, in.tables, in.lens, out);
   EXPECT_EQ(plan.status()[uq::Counter::bad_block_ids], 2u);
   plan.reset_status();
   EXPECT_TRUE(plan.status().ok());
@@ -68,13 +69,7 @@ TEST(DecodeBadData, EveryBlockBadGivesZeros) {
   c.seq_lens = {40};
   c.bad_blocks = {{0, 0}, {0, 1}, {0, 2}};
   uq::Status st;
-  check_decode(c, [&](auto q, auto cache, auto tables, auto lens, auto out) {
-    uq::DecodeConfig cfg;
-    cfg.check = false;
-    uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(q, cache, tables, cfg), cfg);
-    plan.run(q, cache, tables, lens, out);
-    st = plan.status();
-  });
+  check_decode(c, unchecked_plan_runner(st));
   EXPECT_EQ(st[uq::Counter::bad_block_ids], 3u);
 }
 

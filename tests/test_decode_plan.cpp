@@ -17,14 +17,10 @@ TEST(Decode, StridedOutputAndPlanReuseGiveIdenticalBits) {
   c.seq_lens = {1000, 3, 0, 257};
   const DecodeData d = build_decode_data(c);
   const DeviceDecodeInputs in = decode_inputs_on_device(c, d);
-  const auto& q = in.q;
-  const auto& cache = in.cache;
-  const auto& tables = in.tables;
-  const auto& lens = in.lens;
 
   // Reference bits: the convenience function into a dense output.
   DeviceView<uq::bf16***> dense("dense", d.num_seqs, d.hq, 256);
-  uq::decode(q, cache, tables, lens, dense);
+  uq::decode(in.q, in.cache, in.tables, in.lens, dense);
   const auto want = to_host(dense);
 
   // A plan sized for more sequences, run twice, into the out part of a fused buffer.
@@ -39,7 +35,7 @@ TEST(Decode, StridedOutputAndPlanReuseGiveIdenticalBits) {
   auto out = Kokkos::subview(wide, Kokkos::ALL, std::make_pair(d.hq, 2 * d.hq), Kokkos::ALL);
   for (int rep = 0; rep < 2; ++rep) {
     Kokkos::deep_copy(wide, uq::bf16{kPoisonBf16});
-    plan.run(q, cache, tables, lens, out);
+    plan.run(in.q, in.cache, in.tables, in.lens, out);
     const auto got = to_host(out);
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].bits, want[i].bits) << "rep " << rep << " i " << i;
@@ -57,14 +53,10 @@ TEST(Decode, PartitionsThenReduceEqualsRun) {
   c.seq_lens = {700, 20};
   const DecodeData d = build_decode_data(c);
   const DeviceDecodeInputs in = decode_inputs_on_device(c, d);
-  const auto& q = in.q;
-  const auto& cache = in.cache;
-  const auto& tables = in.tables;
-  const auto& lens = in.lens;
-  uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(q, cache, tables, {}), {});
+  uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(in.q, in.cache, in.tables, {}), {});
   DeviceView<uq::bf16***> a("a", d.num_seqs, d.hq, 256), b("b", d.num_seqs, d.hq, 256);
-  plan.run(q, cache, tables, lens, a);
-  plan.run_partitions(q, cache, tables, lens);
+  plan.run(in.q, in.cache, in.tables, in.lens, a);
+  plan.run_partitions(in.q, in.cache, in.tables, in.lens);
   plan.run_reduce(d.num_seqs, b);
   const auto x = to_host(a), y = to_host(b);
   for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(x[i].bits, y[i].bits);

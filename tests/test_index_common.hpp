@@ -3,6 +3,7 @@
 // comparison with its tolerance, and a plan run on a chosen path.
 #pragma once
 
+#include "support/reference_inputs.hpp"
 #include "support/score_tolerance.hpp"
 #include "support/test_util.hpp"
 #include "uq/score.hpp"
@@ -154,21 +155,11 @@ struct ScoreCase {
 // The reference scores of a case on a poisoned [H][rows][S] buffer.
 inline std::vector<float> reference_scores(const ScoreCase& c) {
   std::vector<float> out(static_cast<std::size_t>(c.heads * c.rows() * c.S), poison_value());
-  uqref::ScoreInputs in;
-  in.q = c.q.data();
-  in.q_stride_row = static_cast<std::int64_t>(c.heads) * kD;
-  in.q_stride_head = kD;
-  in.cache = c.cache.data();
-  in.num_blocks = c.num_blocks();
-  in.block_tables = c.tables.data();
-  in.max_blocks = c.max_blocks;
-  in.seq_lens = c.seq_lens.data();
-  in.num_reqs = c.num_reqs;
-  in.query_len = c.query_len;
-  in.heads = c.heads;
-  in.init_blocks = c.init_blocks;
-  in.local_blocks = c.local_blocks;
-  uqref::nv_score(in, out.data(), c.S);
+  uqref::nv_score(uqtest::reference_score_inputs(c.q.data(), static_cast<std::int64_t>(c.heads) * kD, kD, c.heads,
+                                                 c.cache.data(), c.num_blocks(), c.tables.data(), c.max_blocks,
+                                                 c.seq_lens.data(), c.num_reqs, c.query_len, c.init_blocks,
+                                                 c.local_blocks),
+                  out.data(), c.S);
   return out;
 }
 
@@ -248,10 +239,10 @@ inline std::vector<std::int32_t> shuffled_tables(std::mt19937_64& rng, const std
   return t;
 }
 
-// One request per length over `cache`, its blocks on shuffled pages, the block table as wide
-// as the longest request needs (at least 1), one spare score column, random E4M3 queries.
-inline ScoreCase simple_case(std::mt19937_64& rng, std::vector<std::uint8_t> cache, std::vector<std::int32_t> lens,
-                             int QL, int H, int init, int local) {
+// One request per length over `cache`, its blocks on shuffled pages of a block table
+// max_blocks wide, S score columns, random E4M3 queries.
+inline ScoreCase ragged_case(std::mt19937_64& rng, std::vector<std::uint8_t> cache, std::vector<std::int32_t> lens,
+                             int QL, int H, int init, int local, int max_blocks, std::int64_t S) {
   ScoreCase c;
   c.cache = std::move(cache);
   c.seq_lens = std::move(lens);
@@ -260,13 +251,21 @@ inline ScoreCase simple_case(std::mt19937_64& rng, std::vector<std::uint8_t> cac
   c.heads = H;
   c.init_blocks = init;
   c.local_blocks = local;
-  std::int32_t maxlen = 0;
-  for (auto l : c.seq_lens) maxlen = std::max(maxlen, l);
-  c.max_blocks = std::max(1, (maxlen + kBlk - 1) / kBlk);
-  c.S = c.max_blocks + 1;
+  c.max_blocks = max_blocks;
+  c.S = S;
   c.tables = shuffled_tables(rng, c.seq_lens, c.max_blocks, c.num_blocks());
   c.q = random_q(rng, c.rows() * H * kD);
   return c;
+}
+
+// The same with the block table as wide as the longest request needs (at least 1) and one
+// spare score column.
+inline ScoreCase simple_case(std::mt19937_64& rng, std::vector<std::uint8_t> cache, std::vector<std::int32_t> lens,
+                             int QL, int H, int init, int local) {
+  std::int32_t maxlen = 0;
+  for (auto l : lens) maxlen = std::max(maxlen, l);
+  const int max_blocks = std::max(1, (maxlen + kBlk - 1) / kBlk);
+  return ragged_case(rng, std::move(cache), std::move(lens), QL, H, init, local, max_blocks, max_blocks + 1);
 }
 
 // Device copies of a case's inputs (q and scores in the given view types).

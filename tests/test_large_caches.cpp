@@ -5,6 +5,7 @@
 // takes (Auto), and compares against the float64 reference run on a compact host copy of just
 // those blocks. Only the written blocks are ever touched, so the tests stay fast.
 #include "support/decode_case.hpp"
+#include "support/reference_inputs.hpp"
 #include "support/test_util.hpp"
 #include "uq/uq.hpp"
 #include "uqref.hpp"
@@ -95,23 +96,9 @@ TEST(LargeCaches, DecodeThroughBlocksAbove2GiB) {
 
   std::vector<std::int32_t> compact_tables(tables);
   for (auto& id : compact_tables) id -= static_cast<std::int32_t>(kFirst);
-  uqref::DecodeInputs in{};
-  in.q = qbits.data();
-  in.q_stride_seq = static_cast<std::int64_t>(kHk) * kQg * 256;
-  in.q_stride_head = 256;
-  in.cache = compact.data();
-  in.num_blocks = kUsed;
-  in.block_size = kBlock;
-  in.num_kv_heads = kHk;
-  in.slot_bytes = kSlot;
-  in.block_tables = compact_tables.data();
-  in.max_blocks_per_seq = kMaxBlocks;
-  in.seq_lens = lens.data();
-  in.num_seqs = 2;
-  in.qg = kQg;
-  in.scale = 1.0 / 16.0;
-  in.q_rotated = false;
-  const uqref::DecodeResult ref = uqref::uq_decode(in);
+  const uqref::DecodeResult ref = uqref::uq_decode(
+      uqtest::reference_decode_inputs(qbits.data(), static_cast<std::int64_t>(kHk) * kQg, kQg, compact.data(), kUsed,
+                                      kBlock, kHk, kSlot, compact_tables.data(), kMaxBlocks, lens.data(), 2, 1.0 / 16.0));
   const auto got = to_host(out);
   int reported = 0;
   for (std::size_t i = 0; i < got.size(); ++i) {
@@ -181,20 +168,9 @@ TEST(LargeCaches, ScoreThroughPagesAbove2GiB) {
 
   std::vector<std::int32_t> compact_tables(tables);
   for (auto& id : compact_tables) id -= static_cast<std::int32_t>(kFirst);
-  uqref::ScoreInputs in{};
-  in.q = q.data();
-  in.q_stride_row = static_cast<std::int64_t>(kHeads) * 128;
-  in.q_stride_head = 128;
-  in.cache = compact.data();
-  in.num_blocks = kUsed;
-  in.block_tables = compact_tables.data();
-  in.max_blocks = kMaxBlocks;
-  in.seq_lens = lens.data();
-  in.num_reqs = 2;
-  in.query_len = kQl;
-  in.heads = kHeads;
-  in.init_blocks = 1;
-  in.local_blocks = 1;
+  const uqref::ScoreInputs in =
+      uqtest::reference_score_inputs(q.data(), static_cast<std::int64_t>(kHeads) * 128, 128, kHeads, compact.data(),
+                                     kUsed, compact_tables.data(), kMaxBlocks, lens.data(), 2, kQl, 1, 1);
   std::vector<float> want(static_cast<std::size_t>(kHeads) * 2 * kQl * kMaxBlocks,
                           std::numeric_limits<float>::quiet_NaN());
   uqref::nv_score(in, want.data(), kMaxBlocks);

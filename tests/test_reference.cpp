@@ -15,6 +15,8 @@
 #include <random>
 #include <vector>
 
+#include "support/reference_bf16.hpp"
+#include "support/reference_inputs.hpp"
 #include "uqref.hpp"
 
 namespace {
@@ -40,15 +42,8 @@ std::uint32_t to_bits(float f) {
   return u;
 }
 
-uint16_t bf(float x) { return uqref::bf16_round(x); }
-
-// Random bf16 row values: normal(0, sigma) rounded to bf16.
-std::vector<uint16_t> random_bf16(std::mt19937& rng, std::size_t n, double sigma) {
-  std::normal_distribution<double> dist(0.0, sigma);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) x = bf(static_cast<float>(dist(rng)));
-  return v;
-}
+using uqtest::bf;
+using uqtest::random_bf16;
 
 // Random finite bf16 bit patterns with magnitudes in [2^-8, 2^8): cheap to draw in bulk.
 std::vector<uint16_t> random_bf16_bits(std::mt19937& rng, std::size_t n) {
@@ -536,21 +531,10 @@ struct UqSetup {
   }
 
   uqref::DecodeResult decode(double scale, bool q_rotated = false) const {
-    uqref::DecodeInputs in{};
-    in.q = q.data();
-    in.q_stride_head = 256;
-    in.q_stride_seq = static_cast<int64_t>(Hk) * qg * 256;
-    in.cache = cache.data();
-    in.num_blocks = num_blocks;
-    in.block_size = bs;
-    in.num_kv_heads = Hk;
-    in.slot_bytes = slot_bytes;
-    in.block_tables = tables.data();
-    in.max_blocks_per_seq = max_blocks;
-    in.seq_lens = lens.data();
-    in.num_seqs = static_cast<int>(lens.size());
-    in.qg = qg;
-    in.scale = scale;
+    uqref::DecodeInputs in =
+        uqtest::reference_decode_inputs(q.data(), static_cast<int64_t>(Hk) * qg, qg, cache.data(), num_blocks, bs, Hk,
+                                        slot_bytes, tables.data(), max_blocks, lens.data(),
+                                        static_cast<int>(lens.size()), scale);
     in.q_rotated = q_rotated;
     return uqref::uq_decode(in);
   }
@@ -764,22 +748,9 @@ TEST(ReferenceUqDecode, QueryStrides) {
   for (int b = 0; b < B; ++b)
     for (int hq = 0; hq < Hq; ++hq)
       std::copy_n(&s.q[(static_cast<std::size_t>(b) * Hq + hq) * 256], 256, &fused[b * seq_stride + hq * 256]);
-  uqref::DecodeInputs in{};
-  in.q = fused.data();
-  in.q_stride_seq = seq_stride;
-  in.q_stride_head = 256;
-  in.cache = s.cache.data();
-  in.num_blocks = s.num_blocks;
-  in.block_size = s.bs;
-  in.num_kv_heads = Hk;
-  in.slot_bytes = s.slot_bytes;
-  in.block_tables = s.tables.data();
-  in.max_blocks_per_seq = s.max_blocks;
-  in.seq_lens = s.lens.data();
-  in.num_seqs = B;
-  in.qg = qg;
-  in.scale = 0.0625;
-  in.q_rotated = false;
+  const uqref::DecodeInputs in =
+      uqtest::reference_decode_inputs(fused.data(), Hq + 2 * Hk, qg, s.cache.data(), s.num_blocks, s.bs, Hk,
+                                      s.slot_bytes, s.tables.data(), s.max_blocks, s.lens.data(), B, 0.0625);
   EXPECT_EQ(uqref::uq_decode(in).out, dense.out);
   EXPECT_EQ(dense.attended[0], 17);
   EXPECT_EQ(dense.attended[Hq], 1);
@@ -985,21 +956,10 @@ struct NvSetup {
 
   std::vector<float> score(int64_t S, int init, int local) const {
     std::vector<float> out(static_cast<std::size_t>(heads) * reqs * ql * S, 123.0f);  // poison
-    uqref::ScoreInputs in{};
-    in.q = q.data();
-    in.q_stride_row = q_stride_row;
-    in.q_stride_head = q_stride_head;
-    in.cache = cache.data();
-    in.num_blocks = num_blocks;
-    in.block_tables = tables.data();
-    in.max_blocks = max_blocks;
-    in.seq_lens = lens.data();
-    in.num_reqs = reqs;
-    in.query_len = ql;
-    in.heads = heads;
-    in.init_blocks = init;
-    in.local_blocks = local;
-    uqref::nv_score(in, out.data(), S);
+    uqref::nv_score(uqtest::reference_score_inputs(q.data(), q_stride_row, q_stride_head, heads, cache.data(),
+                                                   num_blocks, tables.data(), max_blocks, lens.data(), reqs, ql, init,
+                                                   local),
+                    out.data(), S);
     return out;
   }
 };

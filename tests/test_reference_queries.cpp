@@ -11,6 +11,8 @@
 #include <random>
 #include <vector>
 
+#include "support/reference_bf16.hpp"
+#include "support/reference_inputs.hpp"
 #include "uqref.hpp"
 
 namespace {
@@ -22,14 +24,8 @@ using std::uint8_t;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-uint16_t bf(float x) { return uqref::bf16_round(x); }
-
-std::vector<uint16_t> random_bf16(std::mt19937& rng, std::size_t n, double sigma) {
-  std::normal_distribution<double> dist(0.0, sigma);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) x = bf(static_cast<float>(dist(rng)));
-  return v;
-}
+using uqtest::bf;
+using uqtest::random_bf16;
 
 // A paged cache written by the reference writer, sequence b's tokens in blocks
 // tables[b][0..]: the blocks of all sequences are distinct and in reverse order.
@@ -70,22 +66,10 @@ struct PagedCache {
   // q: dense [rows][Hk * qg][256]; qsl: nullptr for one query token per sequence.
   uqref::DecodeResult decode(const std::vector<uint16_t>& q, const std::vector<int32_t>& seq_lens, const int32_t* qsl,
                              int64_t T, double scale, int max_query_len = 0) const {
-    uqref::DecodeInputs in{};
-    in.q = q.data();
-    in.q_stride_head = 256;
-    in.q_stride_seq = static_cast<int64_t>(Hk) * qg * 256;
-    in.cache = cache.data();
-    in.num_blocks = num_blocks;
-    in.block_size = bs;
-    in.num_kv_heads = Hk;
-    in.slot_bytes = 272;
-    in.block_tables = tables.data();
-    in.max_blocks_per_seq = max_blocks;
-    in.seq_lens = seq_lens.data();
-    in.num_seqs = static_cast<int>(seq_lens.size());
-    in.qg = qg;
-    in.scale = scale;
-    in.q_rotated = false;
+    uqref::DecodeInputs in =
+        uqtest::reference_decode_inputs(q.data(), static_cast<int64_t>(Hk) * qg, qg, cache.data(), num_blocks, bs, Hk,
+                                        272, tables.data(), max_blocks, seq_lens.data(),
+                                        static_cast<int>(seq_lens.size()), scale);
     in.query_start_loc = qsl;
     in.num_query_tokens = static_cast<int>(T);
     in.max_query_len = max_query_len;
@@ -246,12 +230,18 @@ TEST(ReferenceUqGather, RowsAreTheDequantisedSlots) {
   const int Hk = 2;
   // Sequence 1's block 1 is bad; it asks for 20 positions (16 .. 19 in the bad block).
   s.tables[1 * 3 + 1] = -4;
-  const std::vector<int32_t> locs = {0, 40, 60, 65};
-  const int64_t T = 65;
-  uqref::GatherInputs in{s.cache.data(), s.num_blocks, 16, Hk, 272, s.tables.data(), 3, locs.data(), 3, T};
   const uint16_t poison = 0x7FC1;
-  std::vector<uint16_t> k(static_cast<std::size_t>(T) * Hk * 256, poison), v = k;
-  const uqref::GatherCounts c = uqref::uq_gather_kv(in, k.data(), v.data());
+  // Gathers with kv_start_loc `starts` (T its last entry) into k and v, poisoned first.
+  const auto gather = [&](const std::vector<int32_t>& starts, std::vector<uint16_t>& k_out, std::vector<uint16_t>& v_out) {
+    const uqref::GatherInputs in{s.cache.data(), s.num_blocks, 16, Hk, 272, s.tables.data(), 3, starts.data(), 3,
+                                 starts.back()};
+    k_out.assign(static_cast<std::size_t>(starts.back()) * Hk * 256, poison);
+    v_out = k_out;
+    return uqref::uq_gather_kv(in, k_out.data(), v_out.data());
+  };
+  const std::vector<int32_t> locs = {0, 40, 60, 65};
+  std::vector<uint16_t> k, v;
+  const uqref::GatherCounts c = gather(locs, k, v);
   EXPECT_EQ(c.bad_block_ids, 1u);
   EXPECT_EQ(c.long_seq_lens, 0u);
   EXPECT_EQ(c.bad_start_locs, 0u);
@@ -272,11 +262,8 @@ TEST(ReferenceUqGather, RowsAreTheDequantisedSlots) {
       }
 
   // Past the capacity (3 blocks x 16 = 48): positions 48 .. 49 are zero rows, counted once.
-  const std::vector<int32_t> longer = {0, 50, 50, 50};
-  in.kv_start_loc = longer.data();
-  in.num_tokens = 50;
-  std::vector<uint16_t> k2(static_cast<std::size_t>(50) * Hk * 256, poison), v2 = k2;
-  const uqref::GatherCounts c2 = uqref::uq_gather_kv(in, k2.data(), v2.data());
+  std::vector<uint16_t> k2, v2;
+  const uqref::GatherCounts c2 = gather({0, 50, 50, 50}, k2, v2);
   EXPECT_EQ(c2.long_seq_lens, 1u);
   EXPECT_EQ(c2.bad_block_ids, 0u);
   for (std::size_t i = 48 * Hk * 256; i < k2.size(); ++i) ASSERT_EQ(k2[i] | v2[i], 0);
@@ -284,11 +271,8 @@ TEST(ReferenceUqGather, RowsAreTheDequantisedSlots) {
 
   // Malformed: sequence 0 ends past T = 35 and sequence 1 decreases: both skipped, their rows
   // left alone; sequence 2 = [30, 35) is well-formed and writes its rows.
-  const std::vector<int32_t> bad = {0, 40, 30, 35};
-  in.kv_start_loc = bad.data();
-  in.num_tokens = 35;
-  std::vector<uint16_t> k3(static_cast<std::size_t>(35) * Hk * 256, poison), v3 = k3;
-  const uqref::GatherCounts c3 = uqref::uq_gather_kv(in, k3.data(), v3.data());
+  std::vector<uint16_t> k3, v3;
+  const uqref::GatherCounts c3 = gather({0, 40, 30, 35}, k3, v3);
   EXPECT_EQ(c3.bad_start_locs, 2u);
   const std::size_t seq2 = static_cast<std::size_t>(30) * Hk * 256;
   for (std::size_t i = 0; i < seq2; ++i) ASSERT_EQ(k3[i] & v3[i], poison);

@@ -117,9 +117,15 @@ class PerStream {
   }
   Obj& last() { return *last_; }
   const Obj& last() const { return *last_; }
-  template <class F>
-  void for_each(F&& f) const {
-    for (const auto& [h, o] : objects_) f(*o);
+  // The status counters of every object, summed, and their reset: a Python object's status
+  // covers every stream it ran on.
+  uq::Status summed_status() const {
+    uq::Status s;
+    for (const auto& [h, o] : objects_) s = sum(s, o->status());
+    return s;
+  }
+  void reset_statuses() const {
+    for (const auto& [h, o] : objects_) o->reset_status();
   }
 
  private:
@@ -222,14 +228,8 @@ class KvWriterOn final : public KvWriterImpl {
     });
     finish_on_host<Exec>();
   }
-  uq::Status status() const override {
-    uq::Status s;
-    writers_.for_each([&](const Writer& w) { s = sum(s, w.status()); });
-    return s;
-  }
-  void reset_status() override {
-    writers_.for_each([](const Writer& w) { w.reset_status(); });
-  }
+  uq::Status status() const override { return writers_.summed_status(); }
+  void reset_status() override { writers_.reset_statuses(); }
 
  private:
   uq::WriteKvConfig cfg_;
@@ -252,14 +252,8 @@ class IndexKeyWriterOn final : public IndexKeyWriterImpl {
     });
     finish_on_host<Exec>();
   }
-  uq::Status status() const override {
-    uq::Status s;
-    writers_.for_each([&](const Writer& w) { s = sum(s, w.status()); });
-    return s;
-  }
-  void reset_status() override {
-    writers_.for_each([](const Writer& w) { w.reset_status(); });
-  }
+  uq::Status status() const override { return writers_.summed_status(); }
+  void reset_status() override { writers_.reset_statuses(); }
 
  private:
   uq::IndexWriterConfig cfg_;
@@ -283,14 +277,8 @@ class ScorePlanOn final : public ScorePlanImpl {
              view_of<Exec, float, 3>(a.scores));
     finish_on_host<Exec>();
   }
-  uq::Status status() const override {
-    uq::Status s;
-    plans_.for_each([&](const Plan& p) { s = sum(s, p.status()); });
-    return s;
-  }
-  void reset_status() override {
-    plans_.for_each([](const Plan& p) { p.reset_status(); });
-  }
+  uq::Status status() const override { return plans_.summed_status(); }
+  void reset_status() override { plans_.reset_statuses(); }
   uq::Path path() const override { return plans_.last().path(); }
   std::string path_reason() const override { return plans_.last().path_reason(); }
 
@@ -314,14 +302,8 @@ class BlockSelectorOn final : public BlockSelectorImpl {
                           view_of<Exec, std::int32_t, 3>(out));
     finish_on_host<Exec>();
   }
-  uq::Status status() const override {
-    uq::Status s;
-    selectors_.for_each([&](const Selector& x) { s = sum(s, x.status()); });
-    return s;
-  }
-  void reset_status() override {
-    selectors_.for_each([](const Selector& x) { x.reset_status(); });
-  }
+  uq::Status status() const override { return selectors_.summed_status(); }
+  void reset_status() override { selectors_.reset_statuses(); }
 
  private:
   uq::SelectConfig cfg_;

@@ -119,7 +119,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     // summary line appended to it.
     const bool out_is_stdout = options.has("--out") && is_standard_output(options.text("--out"));
     CommandIo io{out_is_stdout ? err : out, err, interactive};
-    return cmd->run(options, io);
+    cmd->run(options, io);
+    return kExitOk;
   } catch (const UsageError& e) {
     out.flush();
     err << prefix << e.what() << " (see 'uq " << cmd->name << " --help')\n";

@@ -1,9 +1,11 @@
 // uq decode: paged decode attention over an UltraQuant cache with uq::DecodePlan.
+#include "cli/bf16_output.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_arrays.hpp"
 #include "cli/failure.hpp"
 #include "cli/inputs.hpp"
 #include "cli/npy.hpp"
+#include "cli/shared_options.hpp"
 
 #include "uq/decode.hpp"
 
@@ -15,13 +17,7 @@ namespace uq {
 namespace cli {
 namespace {
 
-Backend parse_backend(const std::string& s) {
-  if (s == "generic") return Backend::Generic;
-  if (s == "native") return Backend::Native;
-  return Backend::Auto;
-}
-
-int run_decode(const ParsedOptions& o, CommandIo& io) {
+void run_decode(const ParsedOptions& o, CommandIo& io) {
   ShapeBindings shapes;
   const std::string& q_file = o.text("--q");
   const std::string& cache_file = o.text("--cache");
@@ -116,15 +112,7 @@ int run_decode(const ParsedOptions& o, CommandIo& io) {
 
   const std::string& out_file = o.text("--out");
   const std::vector<std::int64_t> out_shape = {T, Hq, 256};
-  if (o.text("--out-dtype") == "bf16") {
-    std::vector<std::uint16_t> bits(out.size());
-    for (std::size_t i = 0; i < out.size(); ++i) bits[i] = out[i].bits;
-    npy::write(out_file, npy::uint16(), out_shape, bits.data());
-  } else {
-    std::vector<float> values(out.size());
-    for (std::size_t i = 0; i < out.size(); ++i) values[i] = codec::bf16_to_float(out[i]);
-    npy::write(out_file, npy::float32(), out_shape, values.data());
-  }
+  write_bf16(out_file, o.text("--out-dtype"), out_shape, out);
   if (want_lse) {
     const std::vector<float> lse = to_host(lse_d);
     npy::write(o.text("--lse"), npy::float32(), {T, Hq}, lse.data());
@@ -136,7 +124,7 @@ int run_decode(const ParsedOptions& o, CommandIo& io) {
            << (status[Counter::bad_start_locs] ? ", sequences with a bad query_start_loc range were skipped" : "")
            << "\n";
   io.out << "uq decode: wrote " << out_file << " " << npy::shape_string(out_shape) << " "
-         << (o.text("--out-dtype") == "bf16" ? "uint16 (bf16 bits)" : "float32") << "; path "
+         << bf16_output_type_name(o.text("--out-dtype")) << "; path "
          << path_name(plan.path()) << " on " << plan.device().name << ", " << plan.partitions() << " partitions x "
          << plan.tile_groups_per_partition() << " tile-groups, " << plan.launches_per_run()
          << (plan.launches_per_run() == 1 ? " kernel" : " kernels")
@@ -145,15 +133,12 @@ int run_decode(const ParsedOptions& o, CommandIo& io) {
                      : std::string())
          << (want_lse ? "; lse " + o.text("--lse") + " " + npy::shape_string({T, Hq}) + " float32" : std::string())
          << "; status " << status.describe() << "\n";
-  return kExitOk;
 }
 
 }  // namespace
 
 Command decode_command() {
-  Command c;
-  c.name = "decode";
-  c.summary = "decode attention over an UltraQuant cache (uq::decode)";
+  Command c("decode", "decode attention over an UltraQuant cache (uq::decode)", run_decode);
   c.usage =
       "decode --q Q.npy --cache CACHE.npy --block-tables BT.npy\n"
       "                 --seq-lens SL.npy --qg G --out OUT.npy [--scale S]\n"
@@ -183,21 +168,16 @@ Command decode_command() {
                   "Queries [T, Hq, 256] (T = B, one per sequence, unless --query-len or --query-start-loc): float32 "
                   "(rounded to bf16) or uint16 (bf16 bits).",
                   true),
-      text_option("--cache", "CACHE.npy", "The cache [num_blocks, block_size, Hk, slot_bytes] uint8 (uq write-kv).",
-                  true),
-      text_option("--block-tables", "BT.npy", "Block table [B, max_blocks]: int32 or int64.", true),
+      kv_cache_input_option(),
+      sequence_block_tables_option(),
       text_option("--seq-lens", "SL.npy", "Sequence lengths [B]: int32 or int64.", true),
       int_option("--qg", "G", "Query heads per KV head (6, 8 or 16): Hq = Hk x G.", 1, 1 << 20),
       text_option("--out", "OUT.npy", "Output [T, Hq, 256].", true),
       number_option("--scale", "S", "Softmax scale.", "0.0625"),
       flag_option("--q-rotated", "Q already holds WHT(q): only its E4M3 rounding is applied (see uq rotate-q)."),
       int_option("--partitions", "P", "Split-K partitions; 0 = the library's default choice.", 0, 4096, "0"),
-      choice_option("--backend", {"auto", "generic", "native"},
-                    "auto: the device's tuned kernel where one exists, else generic; native: the tuned kernel or "
-                    "an error.",
-                    "auto"),
-      choice_option("--out-dtype", {"float32", "bf16"}, "float32: the bf16 results as float32; bf16: their uint16 bits.",
-                    "float32"),
+      backend_option(),
+      bf16_out_dtype_option("results"),
       text_option("--lse", "LSE.npy", "Also write the log-sum-exp of each query head's scores [T, Hq] float32.", false),
       int_option("--query-len", "QL", "Query tokens per sequence: Q holds B x QL rows (1 = one each).", 1, 16, "1"),
       text_option("--query-start-loc", "QSL.npy",
@@ -207,7 +187,6 @@ Command decode_command() {
                   "failing; report the counts."),
   };
   c.options[4].required = true;
-  c.run = run_decode;
   return c;
 }
 

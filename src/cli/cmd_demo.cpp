@@ -193,7 +193,7 @@ MtpRun run_mtp(const DecodeShape& one_token, int ql, int reps, const DeviceView3
   return r;
 }
 
-int run_demo(const ParsedOptions& o, CommandIo& io) {
+void run_demo(const ParsedOptions& o, CommandIo& io) {
   DemoShape s;
   s.seqs = static_cast<int>(o.integer("--seqs"));
   s.context = static_cast<int>(o.integer("--context"));
@@ -400,19 +400,13 @@ int run_demo(const ParsedOptions& o, CommandIo& io) {
       << format("%.3f", refs.top_weight_median) << "\n";
   if (default_path == Path::Generic)
     out << "  no tuned kernel for this device in this build: only the generic path ran\n";
-  if (!all_ok) {
-    io.err << "uq demo: FAILED: an output is outside its error bound or the device reported bad data\n";
-    return kExitFailure;
-  }
-  return kExitOk;
+  if (!all_ok) throw CheckFailure("FAILED: an output is outside its error bound or the device reported bad data");
 }
 
 }  // namespace
 
 Command demo_command() {
-  Command c;
-  c.name = "demo";
-  c.summary = "the whole pipeline on a realistic layer, checked and timed";
+  Command c("demo", "the whole pipeline on a realistic layer, checked and timed", run_demo);
   c.usage =
       "demo [--seqs N] [--context T] [--qg G] [--kv-heads H]\n"
       "               [--block-size BS] [--seed S] [--reps R] [--check-seqs N]\n"
@@ -448,7 +442,6 @@ Command demo_command() {
                  "Query tokens per sequence of the MTP line (its last QL tokens as new ones; 0 = no MTP line).", 0,
                  16, "2"),
   };
-  c.run = run_demo;
   return c;
 }
 

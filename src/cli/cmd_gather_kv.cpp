@@ -1,10 +1,12 @@
 // uq gather-kv: the cached K (rotated, as stored) and V of each sequence's first positions as
 // bf16 rows, with uq::gather_kv (spec ultraquant.md §7).
+#include "cli/bf16_output.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_arrays.hpp"
 #include "cli/failure.hpp"
 #include "cli/inputs.hpp"
 #include "cli/npy.hpp"
+#include "cli/shared_options.hpp"
 
 #include "uq/gather_kv.hpp"
 
@@ -16,21 +18,7 @@ namespace uq {
 namespace cli {
 namespace {
 
-// The bf16 rows as float32 (exact) or as their uint16 bits.
-void write_rows(const std::string& file, const std::string& dtype, const std::vector<std::int64_t>& shape,
-                const std::vector<bf16>& rows) {
-  if (dtype == "bf16") {
-    std::vector<std::uint16_t> bits(rows.size());
-    for (std::size_t i = 0; i < rows.size(); ++i) bits[i] = rows[i].bits;
-    npy::write(file, npy::uint16(), shape, bits.data());
-  } else {
-    std::vector<float> values(rows.size());
-    for (std::size_t i = 0; i < rows.size(); ++i) values[i] = codec::bf16_to_float(rows[i]);
-    npy::write(file, npy::float32(), shape, values.data());
-  }
-}
-
-int run_gather_kv(const ParsedOptions& o, CommandIo& io) {
+void run_gather_kv(const ParsedOptions& o, CommandIo& io) {
   const bool by_starts = o.given("--kv-start-loc"), by_lens = o.given("--seq-lens");
   if (by_starts == by_lens) throw UsageError("give one of --kv-start-loc and --seq-lens");
   if (o.text("--k-out") == o.text("--v-out"))
@@ -93,24 +81,21 @@ int run_gather_kv(const ParsedOptions& o, CommandIo& io) {
   gather.run(cache_d, tables_d, starts_d, k_d, v_d);
   const Status status = gather.status();
   const std::vector<std::int64_t> shape = {T, Hk, 256};
-  write_rows(o.text("--k-out"), o.text("--out-dtype"), shape, to_host(k_d));
-  write_rows(o.text("--v-out"), o.text("--out-dtype"), shape, to_host(v_d));
+  write_bf16(o.text("--k-out"), o.text("--out-dtype"), shape, to_host(k_d));
+  write_bf16(o.text("--v-out"), o.text("--out-dtype"), shape, to_host(v_d));
   if (!status.ok())
     io.err << "uq gather-kv: warning: the device masked bad data (" << status.describe()
            << "); positions in bad blocks or past the block table gave zero rows, sequences with a bad "
               "kv_start_loc range were skipped\n";
   io.out << "uq gather-kv: wrote " << o.text("--k-out") << " and " << o.text("--v-out") << " "
-         << npy::shape_string(shape) << " " << (o.text("--out-dtype") == "bf16" ? "uint16 (bf16 bits)" : "float32")
+         << npy::shape_string(shape) << " " << bf16_output_type_name(o.text("--out-dtype"))
          << " (" << B << " sequences); path " << path_name(gather.path()) << "; status " << status.describe() << "\n";
-  return kExitOk;
 }
 
 }  // namespace
 
 Command gather_kv_command() {
-  Command c;
-  c.name = "gather-kv";
-  c.summary = "dequantise cached K and V into bf16 rows (uq::gather_kv)";
+  Command c("gather-kv", "dequantise cached K and V into bf16 rows (uq::gather_kv)", run_gather_kv);
   c.usage =
       "gather-kv --cache CACHE.npy --block-tables BT.npy\n"
       "                    (--kv-start-loc KSL.npy | --seq-lens SL.npy)\n"
@@ -128,19 +113,16 @@ Command gather_kv_command() {
       "is given; then such positions give zero rows, the counts are reported on stderr, and rows of a "
       "malformed KSL range are left as zeros.";
   c.options = {
-      text_option("--cache", "CACHE.npy", "The cache [num_blocks, block_size, Hk, slot_bytes] uint8 (uq write-kv).",
-                  true),
-      text_option("--block-tables", "BT.npy", "Block table [B, max_blocks]: int32 or int64.", true),
+      kv_cache_input_option(),
+      sequence_block_tables_option(),
       text_option("--kv-start-loc", "KSL.npy", "Each sequence's first output row [B + 1]: int32 or int64.", false),
       text_option("--seq-lens", "SL.npy", "Positions of each sequence [B] (instead of --kv-start-loc).", false),
       text_option("--k-out", "K.npy", "Keys [T, Hk, 256], rotated as stored.", true),
       text_option("--v-out", "V.npy", "Values [T, Hk, 256].", true),
-      choice_option("--out-dtype", {"float32", "bf16"}, "float32: the bf16 values as float32; bf16: their uint16 bits.",
-                    "float32"),
+      bf16_out_dtype_option("values"),
       flag_option("--no-check", "Give zero rows for bad blocks and positions past the table instead of failing; report "
                                 "the counts."),
   };
-  c.run = run_gather_kv;
   return c;
 }
 

@@ -13,7 +13,7 @@ namespace uq {
 namespace cli {
 namespace {
 
-int run_rotate_q(const ParsedOptions& o, CommandIo& io) {
+void run_rotate_q(const ParsedOptions& o, CommandIo& io) {
   const std::string& file = o.text("--q");
   // [B, H, 256], or [N, 256] taken as [N, 1, 256]; the output keeps the input's shape.
   const npy::Array peek = npy::read(file);
@@ -36,15 +36,12 @@ int run_rotate_q(const ParsedOptions& o, CommandIo& io) {
   const std::vector<float> rot = to_host(rot_d);
   npy::write(o.text("--out"), npy::float32(), peek.shape, rot.data());
   io.out << "uq rotate-q: wrote " << o.text("--out") << " " << npy::shape_string(peek.shape) << " float32\n";
-  return kExitOk;
 }
 
 }  // namespace
 
 Command rotate_q_command() {
-  Command c;
-  c.name = "rotate-q";
-  c.summary = "Walsh-Hadamard rotation of queries (uq::rotate_query)";
+  Command c("rotate-q", "Walsh-Hadamard rotation of queries (uq::rotate_query)", run_rotate_q);
   c.usage = "rotate-q --q Q.npy --out QROT.npy";
   c.description =
       "Writes q_rot = WHT(fp32(q)), the rotation decode applies to raw queries before their E4M3 "
@@ -55,7 +52,6 @@ Command rotate_q_command() {
                   true),
       text_option("--out", "QROT.npy", "Output: float32, the shape of Q.", true),
   };
-  c.run = run_rotate_q;
   return c;
 }
 

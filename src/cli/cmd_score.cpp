@@ -4,6 +4,7 @@
 #include "cli/failure.hpp"
 #include "cli/inputs.hpp"
 #include "cli/npy.hpp"
+#include "cli/shared_options.hpp"
 
 #include "uq/nvfp4.hpp"
 #include "uq/score.hpp"
@@ -14,12 +15,6 @@
 namespace uq {
 namespace cli {
 namespace {
-
-Backend parse_backend(const std::string& s) {
-  if (s == "generic") return Backend::Generic;
-  if (s == "native") return Backend::Native;
-  return Backend::Auto;
-}
 
 constexpr std::int64_t kMaxColumns = 32;  // H x QL per request (spec nvfp4-index.md §4)
 
@@ -43,7 +38,7 @@ void check_query_shape(const std::string& q_file, const std::string& sl_file, co
                      found);
 }
 
-int run_score(const ParsedOptions& o, CommandIo& io) {
+void run_score(const ParsedOptions& o, CommandIo& io) {
   ShapeBindings shapes;
   const std::string& q_file = o.text("--q");
   const std::string& bt_file = o.text("--block-tables");
@@ -98,15 +93,12 @@ int run_score(const ParsedOptions& o, CommandIo& io) {
            << "); lengths were clamped to [0, max_blocks x 128] and out-of-range pages read as empty blocks\n";
   io.out << "uq score: wrote " << out_file << " " << npy::shape_string(out_shape) << " float32; path "
          << path_name(plan.path()) << " on " << plan.device().name << "; status " << status.describe() << "\n";
-  return kExitOk;
 }
 
 }  // namespace
 
 Command score_command() {
-  Command c;
-  c.name = "score";
-  c.summary = "per-block index scores over an NVFP4 index cache (uq::score)";
+  Command c("score", "per-block index scores over an NVFP4 index cache (uq::score)", run_score);
   c.usage =
       "score --q Q.npy --cache ICACHE.npy --block-tables BT.npy\n"
       "                --seq-lens SL.npy --query-len QL --init-blocks I\n"
@@ -140,14 +132,10 @@ Command score_command() {
       int_option("--local-blocks", "L", "Trailing visible blocks every row keeps (score 1e29).", 0,
                  std::numeric_limits<int>::max()),
       text_option("--out", "SCORES.npy", "Output [H, R*QL, max_blocks] float32.", true),
-      choice_option("--backend", {"auto", "generic", "native"},
-                    "auto: the device's tuned kernel where one exists, else generic; native: the tuned kernel or "
-                    "an error.",
-                    "auto"),
+      backend_option(),
       flag_option("--no-check", "Mask bad block ids and sequence lengths instead of failing; report the counts."),
   };
   for (int i : {4, 5, 6}) c.options[i].required = true;
-  c.run = run_score;
   return c;
 }
 

@@ -16,7 +16,7 @@ namespace uq {
 namespace cli {
 namespace {
 
-int run_select(const ParsedOptions& o, CommandIo& io) {
+void run_select(const ParsedOptions& o, CommandIo& io) {
   ShapeBindings shapes;
   const std::string& scores_file = o.text("--scores");
   const std::string& sl_file = o.text("--seq-lens");
@@ -79,15 +79,12 @@ int run_select(const ParsedOptions& o, CommandIo& io) {
            << "); they were clamped to [0, S x 128]\n";
   io.out << "uq select: wrote " << out_file << " " << npy::shape_string(out_shape) << " int32; status "
          << status.describe() << "\n";
-  return kExitOk;
 }
 
 }  // namespace
 
 Command select_command() {
-  Command c;
-  c.name = "select";
-  c.summary = "top-k blocks per score row (uq::select_blocks)";
+  Command c("select", "top-k blocks per score row (uq::select_blocks)", run_select);
   c.usage =
       "select --scores SCORES.npy --seq-lens SL.npy --query-len QL\n"
       "                 --out IDX.npy [--k K] [--no-check]";
@@ -110,7 +107,6 @@ Command select_command() {
       flag_option("--no-check", "Clamp bad lengths instead of failing; report the counts."),
   };
   c.options[2].required = true;
-  c.run = run_select;
   return c;
 }
 

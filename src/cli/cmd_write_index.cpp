@@ -58,7 +58,7 @@ void write_keys(const std::vector<T>& keys, std::int64_t tokens, const std::vect
   cache.scatter_and_commit(plan, pages.data());
 }
 
-int run_write_index(const ParsedOptions& o, CommandIo& io) {
+void run_write_index(const ParsedOptions& o, CommandIo& io) {
   ShapeBindings shapes;
   const std::string& k_file = o.text("--k");
   // float32 keys go to the writer unrounded (it takes float keys); uint16 are bf16 bits.
@@ -77,15 +77,12 @@ int run_write_index(const ParsedOptions& o, CommandIo& io) {
   for (std::int64_t s : slots) written += s >= 0 ? 1 : 0;
   io.out << "uq write-index: " << (created ? "created " : "updated ") << o.text("--cache") << " "
          << npy::shape_string(cache.shape()) << " uint8: " << written << " of " << T << " tokens written\n";
-  return kExitOk;
 }
 
 }  // namespace
 
 Command write_index_command() {
-  Command c;
-  c.name = "write-index";
-  c.summary = "quantise keys into an NVFP4 index cache (uq::write_index_keys)";
+  Command c("write-index", "quantise keys into an NVFP4 index cache (uq::write_index_keys)", run_write_index);
   c.usage =
       "write-index --k K.npy --slots SLOTS.npy --cache ICACHE.npy\n"
       "                      [--num-blocks N]";
@@ -111,7 +108,6 @@ Command write_index_command() {
                  "Pages (blocks of 128 tokens) of a new cache (must match an existing one if given).", 1,
                  std::int64_t(1) << 40),
   };
-  c.run = run_write_index;
   return c;
 }
 

@@ -50,7 +50,7 @@ CacheFile open_or_create_cache(const ParsedOptions& o, ShapeBindings& shapes) {
   return CacheFile(file, {o.integer("--num-blocks"), bs, hk, sb});
 }
 
-int run_write_kv(const ParsedOptions& o, CommandIo& io) {
+void run_write_kv(const ParsedOptions& o, CommandIo& io) {
   ShapeBindings shapes;
   const Bf16Tensor k = load_bf16(o.text("--k"), ShapePattern{"T", "Hk", "256"}, shapes);
   const Bf16Tensor v = load_bf16(o.text("--v"), ShapePattern{"T", "Hk", "256"}, shapes);
@@ -85,15 +85,12 @@ int run_write_kv(const ParsedOptions& o, CommandIo& io) {
   io.out << "uq write-kv: " << (created ? "created " : "updated ") << o.text("--cache") << " "
          << npy::shape_string(cs) << " uint8: " << written << " of " << T << " tokens x " << Hk
          << " KV heads written\n";
-  return kExitOk;
 }
 
 }  // namespace
 
 Command write_kv_command() {
-  Command c;
-  c.name = "write-kv";
-  c.summary = "quantise K and V into an UltraQuant MXFP4 cache (uq::write_kv)";
+  Command c("write-kv", "quantise K and V into an UltraQuant MXFP4 cache (uq::write_kv)", run_write_kv);
   c.usage =
       "write-kv --k K.npy --v V.npy --slots SLOTS.npy --cache CACHE.npy\n"
       "                   [--num-blocks N --block-size BS] [--slot-bytes SB]";
@@ -121,7 +118,6 @@ Command write_kv_command() {
       int_option("--slot-bytes", "SB", "Bytes per token and KV head of a new cache: a multiple of 4 >= 272.", 1,
                  1 << 20, "272"),
   };
-  c.run = run_write_kv;
   return c;
 }
 

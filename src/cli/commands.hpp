@@ -6,6 +6,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace uq {
@@ -20,13 +21,21 @@ struct CommandIo {
 };
 
 struct Command {
+  // Returning is success (exit status 0); every failure is thrown (failure.hpp, uq::Error)
+  // and run_cli turns it into its exit status.
+  using Runner = void (*)(const ParsedOptions& options, CommandIo& io);
+
+  // Every command has a name, a line for `uq --help` and a function that runs it; its
+  // usage, description and options are filled in after.
+  Command(std::string name_, std::string summary_, Runner run_)
+      : name(std::move(name_)), summary(std::move(summary_)), run(run_) {}
+
   std::string name;
   std::string summary;      // one line, for `uq --help`
   std::string usage;        // the synopsis after "usage: uq "
   std::string description;  // paragraphs, for `uq <cmd> --help`
   std::vector<OptionSpec> options;
-  // Returns the exit status; failures are thrown (failure.hpp, uq::Error).
-  int (*run)(const ParsedOptions& options, CommandIo& io) = nullptr;
+  Runner run;
 };
 
 Command write_kv_command();

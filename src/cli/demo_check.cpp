@@ -16,6 +16,41 @@ std::vector<std::uint16_t> bits_of(const bf16* p, std::size_t n) {
   return bits;
 }
 
+// The reference decode of sequence b alone (its block-table row and length): q holds its query
+// rows; starts and tokens its query_start_loc {0, tokens}, or nullptr for one query token.
+uqref::DecodeResult reference_of_sequence(const CheckInputs& in, int b, const std::vector<std::uint16_t>& q,
+                                          const std::int32_t* starts, int tokens) {
+  const DemoShape& s = in.model->shape;
+  const int mb = s.blocks_per_seq();
+  uqref::DecodeInputs di{};
+  di.q = q.data();
+  di.q_stride_seq = static_cast<std::int64_t>(s.q_heads()) * kDim;
+  di.q_stride_head = kDim;
+  di.cache = in.cache->data();
+  di.num_blocks = in.num_blocks;
+  di.block_size = s.block_size;
+  di.num_kv_heads = s.kv_heads;
+  di.slot_bytes = in.slot_bytes;
+  di.block_tables = in.block_tables->data() + static_cast<std::size_t>(b) * mb;
+  di.max_blocks_per_seq = mb;
+  di.seq_lens = in.seq_lens->data() + b;
+  di.num_seqs = 1;
+  di.qg = s.qg;
+  di.scale = in.scale;
+  di.q_rotated = false;
+  di.query_start_loc = starts;
+  di.num_query_tokens = tokens;
+  return uqref::uq_decode(di);
+}
+
+// Keeps what the checks read of one sample's reference result (References, MtpReferences).
+template <class SampleReferences>
+void add_reference(SampleReferences& r, uqref::DecodeResult&& res) {
+  r.uq.push_back(std::move(res.out));
+  r.vmax.push_back(std::move(res.vmax));
+  r.score_abs.push_back(std::move(res.score_abs));
+}
+
 // Unquantised attention of one sequence, every query head, in double. Also the
 // attention's effective number of tokens (exp of its entropy) and top weight per head.
 void bf16_attention(const CheckInputs& in, int sample, std::vector<double>& out, std::vector<double>& effective,
@@ -91,33 +126,13 @@ double cosine(const double* a, const double* b, int n) {
 References compute_references(const CheckInputs& in) {
   const DemoShape& s = in.model->shape;
   const int hq_count = s.q_heads();
-  const int mb = s.blocks_per_seq();
   References r;
   std::vector<double> effective, top;
   for (std::size_t i = 0; i < in.sample.size(); ++i) {
     const int b = in.sample[i];
     const std::vector<std::uint16_t> q = bits_of(in.q->data() + static_cast<std::size_t>(b) * hq_count * kDim,
                                                  static_cast<std::size_t>(hq_count) * kDim);
-    uqref::DecodeInputs di{};
-    di.q = q.data();
-    di.q_stride_seq = static_cast<std::int64_t>(hq_count) * kDim;
-    di.q_stride_head = kDim;
-    di.cache = in.cache->data();
-    di.num_blocks = in.num_blocks;
-    di.block_size = s.block_size;
-    di.num_kv_heads = s.kv_heads;
-    di.slot_bytes = in.slot_bytes;
-    di.block_tables = in.block_tables->data() + static_cast<std::size_t>(b) * mb;
-    di.max_blocks_per_seq = mb;
-    di.seq_lens = in.seq_lens->data() + b;
-    di.num_seqs = 1;
-    di.qg = s.qg;
-    di.scale = in.scale;
-    di.q_rotated = false;
-    uqref::DecodeResult res = uqref::uq_decode(di);
-    r.uq.push_back(std::move(res.out));
-    r.vmax.push_back(std::move(res.vmax));
-    r.score_abs.push_back(std::move(res.score_abs));
+    add_reference(r, reference_of_sequence(in, b, q, nullptr, 0));
 
     std::vector<double> out, eff, tw;
     bf16_attention(in, static_cast<int>(i), out, eff, tw);
@@ -152,35 +167,13 @@ void add_error(CheckResult& c, double got, double want, double vmax, double scor
 MtpReferences compute_mtp_references(const CheckInputs& in, const std::vector<bf16>& q_mtp, int ql) {
   const DemoShape& s = in.model->shape;
   const int hq_count = s.q_heads();
-  const int mb = s.blocks_per_seq();
   const std::size_t rows = static_cast<std::size_t>(ql) * hq_count * kDim;
   MtpReferences r;
   r.ql = ql;
   const std::vector<std::int32_t> starts = {0, ql};
   for (int b : in.sample) {
     const std::vector<std::uint16_t> q = bits_of(q_mtp.data() + static_cast<std::size_t>(b) * rows, rows);
-    uqref::DecodeInputs di{};
-    di.q = q.data();
-    di.q_stride_seq = static_cast<std::int64_t>(hq_count) * kDim;
-    di.q_stride_head = kDim;
-    di.cache = in.cache->data();
-    di.num_blocks = in.num_blocks;
-    di.block_size = s.block_size;
-    di.num_kv_heads = s.kv_heads;
-    di.slot_bytes = in.slot_bytes;
-    di.block_tables = in.block_tables->data() + static_cast<std::size_t>(b) * mb;
-    di.max_blocks_per_seq = mb;
-    di.seq_lens = in.seq_lens->data() + b;
-    di.num_seqs = 1;
-    di.qg = s.qg;
-    di.scale = in.scale;
-    di.q_rotated = false;
-    di.query_start_loc = starts.data();
-    di.num_query_tokens = ql;
-    uqref::DecodeResult res = uqref::uq_decode(di);
-    r.uq.push_back(std::move(res.out));
-    r.vmax.push_back(std::move(res.vmax));
-    r.score_abs.push_back(std::move(res.score_abs));
+    add_reference(r, reference_of_sequence(in, b, q, starts.data(), ql));
   }
   return r;
 }

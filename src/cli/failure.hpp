@@ -1,4 +1,4 @@
-// The three ways a uq subcommand fails, each with its exit status. The dispatcher
+// The ways a uq subcommand fails, each with its exit status. The dispatcher
 // (cli.cpp) turns them into one line on stderr: "uq <cmd>: ...".
 #pragma once
 
@@ -40,6 +40,13 @@ class InputError : public std::runtime_error {
 class IoError : public std::runtime_error {
  public:
   IoError(const std::string& file, const std::string& what) : std::runtime_error(file + ": " + what) {}
+};
+
+// A result the command checked and found wrong (uq demo against its references): exit
+// status 1, like any other failure outside the user's input.
+class CheckFailure : public std::runtime_error {
+ public:
+  explicit CheckFailure(const std::string& what) : std::runtime_error(what) {}
 };
 
 }  // namespace cli

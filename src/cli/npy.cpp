@@ -2,6 +2,7 @@
 
 #include "cli/failure.hpp"
 #include "cli/output_file.hpp"
+#include "cli/posix_io.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -240,8 +241,6 @@ std::uint32_t read_le(const unsigned char* p, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
   return v;
 }
-
-std::string errno_text() { return std::strerror(errno); }
 
 // Reads exactly n bytes at `offset` of fd; a file that ends sooner is an IoError (it
 // shrank since its size was taken).
@@ -512,16 +511,7 @@ void DataFile::read(std::uint64_t offset, void* out, std::size_t n) const {
 void DataFile::write(std::uint64_t offset, const void* in, std::size_t n) {
   if (offset > header_.data_bytes || n > header_.data_bytes - offset)
     throw std::logic_error("npy::DataFile::write beyond the data of " + path_);
-  const char* p = static_cast<const char*>(in);
-  std::uint64_t at = header_.data_offset + offset;
-  while (n > 0) {
-    const ssize_t w = ::pwrite(fd_, p, n, static_cast<off_t>(at));
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw IoError(path_, "cannot write: " + errno_text());
-    p += w;
-    at += static_cast<std::uint64_t>(w);
-    n -= static_cast<std::size_t>(w);
-  }
+  if (!pwrite_all(fd_, in, n, header_.data_offset + offset)) throw IoError(path_, "cannot write: " + errno_text());
 }
 
 void DataFile::close() {

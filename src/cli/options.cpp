@@ -69,25 +69,27 @@ void validate(const OptionSpec& s, const std::string& value) {
   }
 }
 
-}  // namespace
-
-OptionSpec text_option(std::string name, std::string metavar, std::string help, bool required) {
+// What every builder sets: the option's name, its metavar (empty for flags), help and kind.
+OptionSpec option_of_kind(std::string name, std::string metavar, std::string help, OptionSpec::Kind kind) {
   OptionSpec s;
   s.name = std::move(name);
   s.metavar = std::move(metavar);
   s.help = std::move(help);
-  s.kind = OptionSpec::Kind::Text;
+  s.kind = kind;
+  return s;
+}
+
+}  // namespace
+
+OptionSpec text_option(std::string name, std::string metavar, std::string help, bool required) {
+  OptionSpec s = option_of_kind(std::move(name), std::move(metavar), std::move(help), OptionSpec::Kind::Text);
   s.required = required;
   return s;
 }
 
 OptionSpec int_option(std::string name, std::string metavar, std::string help, std::int64_t min,
                       std::int64_t max, std::string default_value) {
-  OptionSpec s;
-  s.name = std::move(name);
-  s.metavar = std::move(metavar);
-  s.help = std::move(help);
-  s.kind = OptionSpec::Kind::Int;
+  OptionSpec s = option_of_kind(std::move(name), std::move(metavar), std::move(help), OptionSpec::Kind::Int);
   s.min = min;
   s.max = max;
   s.default_value = std::move(default_value);
@@ -95,32 +97,20 @@ OptionSpec int_option(std::string name, std::string metavar, std::string help, s
 }
 
 OptionSpec number_option(std::string name, std::string metavar, std::string help, std::string default_value) {
-  OptionSpec s;
-  s.name = std::move(name);
-  s.metavar = std::move(metavar);
-  s.help = std::move(help);
-  s.kind = OptionSpec::Kind::Number;
+  OptionSpec s = option_of_kind(std::move(name), std::move(metavar), std::move(help), OptionSpec::Kind::Number);
   s.default_value = std::move(default_value);
   return s;
 }
 
 OptionSpec flag_option(std::string name, std::string help) {
-  OptionSpec s;
-  s.name = std::move(name);
-  s.help = std::move(help);
-  s.kind = OptionSpec::Kind::Flag;
-  return s;
+  return option_of_kind(std::move(name), "", std::move(help), OptionSpec::Kind::Flag);
 }
 
 OptionSpec choice_option(std::string name, std::vector<std::string> choices, std::string help,
                          std::string default_value) {
-  OptionSpec s;
-  s.name = std::move(name);
   std::string meta;
   for (const std::string& c : choices) meta += (meta.empty() ? "" : "|") + c;
-  s.metavar = meta;
-  s.help = std::move(help);
-  s.kind = OptionSpec::Kind::Choice;
+  OptionSpec s = option_of_kind(std::move(name), meta, std::move(help), OptionSpec::Kind::Choice);
   s.choices = std::move(choices);
   s.default_value = std::move(default_value);
   return s;

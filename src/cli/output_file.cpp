@@ -1,6 +1,7 @@
 #include "cli/output_file.hpp"
 
 #include "cli/failure.hpp"
+#include "cli/posix_io.hpp"
 #include "cli/temp_files.hpp"
 
 #include <cerrno>
@@ -17,8 +18,6 @@
 namespace uq {
 namespace cli {
 namespace {
-
-std::string errno_text() { return std::strerror(errno); }
 
 std::string folder_of(const std::string& p) {
   const std::size_t slash = p.rfind('/');
@@ -217,15 +216,7 @@ void OutputFile::extend_with_zeros(std::uint64_t size) {
 
 void OutputFile::write_at(std::uint64_t offset, const void* data, std::size_t n) {
   if (temp_.empty()) throw std::logic_error("OutputFile::write_at on an output written through");
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t w = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw IoError(path_, "cannot write '" + temp_ + "': " + errno_text());
-    p += w;
-    offset += static_cast<std::uint64_t>(w);
-    n -= static_cast<std::size_t>(w);
-  }
+  if (!pwrite_all(fd_, data, n, offset)) throw IoError(path_, "cannot write '" + temp_ + "': " + errno_text());
 }
 
 void OutputFile::commit() {

@@ -143,4 +143,38 @@ inline void expect_one_line_error(const CliResult& r, const std::string& cmd, in
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "more than one line: " << r.err;
 }
 
+// A command line with more options after it: with_options(c.args(dir), {"--k", "8"}).
+inline std::vector<std::string> with_options(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// --backend native, which this build may lack a tuned kernel for: either the call ran, never
+// on the generic path (true), or it failed with one line naming Backend::Native and left no
+// `out_file` (false).
+inline bool expect_native_ran_or_refused(const CliResult& r, const std::string& cmd, const std::string& out_file) {
+  if (r.status == 0) {
+    EXPECT_EQ(r.out.find("path generic"), std::string::npos) << "native must never run the generic path";
+    return true;
+  }
+  expect_one_line_error(r, cmd, 2);
+  EXPECT_NE(r.err.find("Backend::Native"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(out_file));
+  return false;
+}
+
+// Bad data that reaches the device: the call fails (exit 2, one line naming `counter`) and
+// leaves no `out_file`. Returns the same call run again with --no-check (then `more_args`),
+// whose status and output the caller checks.
+inline CliResult run_rejected_then_unchecked(const std::string& cmd, std::vector<std::string> args,
+                                             const std::string& counter, const std::string& out_file,
+                                             const std::vector<std::string>& more_args = {}) {
+  const CliResult rejected = run(args);
+  expect_one_line_error(rejected, cmd, 2);
+  EXPECT_NE(rejected.err.find(counter), std::string::npos) << rejected.err;
+  EXPECT_FALSE(exists(out_file));
+  args.push_back("--no-check");
+  return run(with_options(args, more_args));
+}
+
 }  // namespace cli_test

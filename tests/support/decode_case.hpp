@@ -6,6 +6,7 @@
 
 #include "support/decode_tolerance.hpp"
 #include "support/lse_tolerance.hpp"
+#include "support/reference_inputs.hpp"
 #include "support/test_util.hpp"
 #include "uq/uq.hpp"
 #include "uqref.hpp"
@@ -183,22 +184,10 @@ inline DecodeData build_decode_data(const DecodeCase& c) {
 }
 
 inline uqref::DecodeResult reference_decode(const DecodeCase& c, const DecodeData& d) {
-  uqref::DecodeInputs in{};
-  const int heads = d.hq + 2 * c.num_kv_heads;
-  in.q = d.qkv.data();
-  in.q_stride_seq = static_cast<std::int64_t>(heads) * 256;
-  in.q_stride_head = 256;
-  in.cache = d.cache.data();
-  in.num_blocks = d.num_blocks;
-  in.block_size = c.block_size;
-  in.num_kv_heads = c.num_kv_heads;
-  in.slot_bytes = c.slot_bytes;
-  in.block_tables = d.tables.data();
-  in.max_blocks_per_seq = d.max_blocks;
-  in.seq_lens = d.seq_lens.data();
-  in.num_seqs = d.num_seqs;
-  in.qg = c.qg;
-  in.scale = c.scale;
+  const int heads = d.hq + 2 * c.num_kv_heads;  // a fused qkv row
+  uqref::DecodeInputs in = reference_decode_inputs(d.qkv.data(), heads, c.qg, d.cache.data(), d.num_blocks,
+                                                   c.block_size, c.num_kv_heads, c.slot_bytes, d.tables.data(),
+                                                   d.max_blocks, d.seq_lens.data(), d.num_seqs, c.scale);
   in.q_rotated = c.q_rotated;
   return uqref::uq_decode(in);
 }

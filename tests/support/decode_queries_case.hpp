@@ -8,6 +8,7 @@
 #pragma once
 
 #include "support/decode_case.hpp"
+#include "support/reference_inputs.hpp"
 
 #include <gtest/gtest.h>
 
@@ -65,21 +66,10 @@ inline QueriesData build_queries_data(const QueriesCase& c) {
 }
 
 inline uqref::DecodeResult reference_queries(const QueriesCase& c, const QueriesData& qd, int max_query_len) {
-  uqref::DecodeInputs in{};
-  in.q = qd.qkv.data();
-  in.q_stride_seq = static_cast<std::int64_t>(qd.d.hq + 2 * c.base.num_kv_heads) * 256;
-  in.q_stride_head = 256;
-  in.cache = qd.d.cache.data();
-  in.num_blocks = qd.d.num_blocks;
-  in.block_size = c.base.block_size;
-  in.num_kv_heads = c.base.num_kv_heads;
-  in.slot_bytes = c.base.slot_bytes;
-  in.block_tables = qd.d.tables.data();
-  in.max_blocks_per_seq = qd.d.max_blocks;
-  in.seq_lens = qd.d.seq_lens.data();
-  in.num_seqs = qd.d.num_seqs;
-  in.qg = c.base.qg;
-  in.scale = c.base.scale;
+  uqref::DecodeInputs in = reference_decode_inputs(
+      qd.qkv.data(), qd.d.hq + 2 * c.base.num_kv_heads, c.base.qg, qd.d.cache.data(), qd.d.num_blocks,
+      c.base.block_size, c.base.num_kv_heads, c.base.slot_bytes, qd.d.tables.data(), qd.d.max_blocks,
+      qd.d.seq_lens.data(), qd.d.num_seqs, c.base.scale);
   in.q_rotated = c.base.q_rotated;
   in.query_start_loc = qd.starts.data();
   in.num_query_tokens = qd.tokens;
