@@ -34,10 +34,16 @@ struct TilePosition {
   std::uint32_t pos_in_block;  // T0 mod block_size
 };
 
+// T0 in the caller's integer type (the multi-token kernel's masks compute it in 32 bits: T0 < L).
+template <class I>
+UQ_DEVICE inline I tile_first_token(std::int32_t p, std::int32_t k, std::int32_t partitions) {
+  const I tile_group = static_cast<I>(p) + static_cast<I>(k >> 4) * static_cast<I>(partitions);
+  return tile_group * static_cast<I>(kTileGroupTokens) + static_cast<I>(k & 15) * static_cast<I>(kTileTokens);
+}
+
 UQ_DEVICE inline TilePosition tile_position(const DecodeKernelArgs& a, std::int32_t p, std::int32_t k) {
   TilePosition t;
-  const std::int64_t tile_group = p + static_cast<std::int64_t>(k >> 4) * a.partitions;
-  t.first_token = tile_group * kTileGroupTokens + static_cast<std::int64_t>(k & 15) * kTileTokens;
+  t.first_token = tile_first_token<std::int64_t>(p, k, a.partitions);
   t.logical_block = t.first_token >> a.block_size_log2;
   t.pos_in_block = static_cast<std::uint32_t>(t.first_token & ((std::int64_t{1} << a.block_size_log2) - 1));
   return t;
