@@ -289,21 +289,6 @@ UQ_DEVICE inline void count_nonfinite(const DecodeKernelArgs& a, std::uint32_t p
   }
 }
 
-// The sequence length as the kernel uses it (spec §6), counted once per sequence by the
-// workgroup (b, 0, 0): < 0 -> 0, > max_blocks_per_seq * block_size -> clamped.
-UQ_DEVICE inline std::int64_t clamped_seq_len(const DecodeKernelArgs& a, std::uint32_t b, bool counting,
-                                              std::uint32_t lane) {
-  const buffer_rsrc len_rsrc = make_buffer_rsrc(a.seq_lens + static_cast<std::int64_t>(b) * a.seq_lens_stride, 4u);
-  const std::int64_t raw = static_cast<std::int32_t>(readfirstlane(buffer_load_b32(len_rsrc, 0u)));
-  const uq::impl::RequestLength len =
-      uq::impl::request_length(raw, static_cast<std::int64_t>(a.max_blocks_per_seq) << a.block_size_log2);
-  if (counting && lane == 0) {
-    if (len.negative) atomic_add_u64(a.counters + kCounterNegativeSeqLens, 1ull);
-    if (len.too_long) atomic_add_u64(a.counters + kCounterLongSeqLens, 1ull);
-  }
-  return len.tokens;
-}
-
 // The results of all the tile's rows: the one-token kernel's QG rows of sequence `token`, or
 // (Queries) those of each of the sequence's query tokens, token `token` + J in columns
 // J QG .. J QG + QG - 1, written where the lane's column is in use (column_tokens >= 0; not a
@@ -339,16 +324,16 @@ UQ_DEVICE inline void decode_kernel(const Args& a) {
   const std::int32_t P = a.partitions;
   const bool counting = h == 0 && p == 0;  // per-sequence counts: by one workgroup of the sequence
 
-  // The query tokens, before anything else is read: a malformed range is counted and skipped.
-  SequenceQueries sq{static_cast<std::int32_t>(b), 1};
+  // The query tokens and the length (Queries: a malformed range is counted and skipped, and
+  // a sequence without query tokens writes nothing, its length counted, as generic).
+  SequenceQueries sq{static_cast<std::int32_t>(b), 1, 0};
   if constexpr (Queries) {
     sq = sequence_queries(a, b, counting, lane);
-    if (sq.n < 0) return;  // wave-uniform
+    if (sq.n <= 0) return;  // wave-uniform
+  } else {
+    sq.len = clamped_seq_len(a, b, counting, lane);
   }
-  const std::int64_t seq_len = clamped_seq_len(a, b, counting, lane);
-  if constexpr (Queries) {
-    if (sq.n == 0) return;  // no query token: nothing written (the length was counted, as generic)
-  }
+  const std::int64_t seq_len = sq.len;
   // Tile-groups p, p + P, ... below the sequence's end, at most TGPP of them. In 32 bits (a
   // clamped int32 length; a 64-bit division by P is a long subroutine, on the prologue's path):
   // seq_len + 255 < 2^32, and (p + (trip - 1) P) * 256 < the length.

@@ -13,31 +13,40 @@
 namespace uq::gfx950 {
 namespace decode_detail {
 
-// Sequence b's query tokens, wave-uniform: rows first .. first + n - 1 of q, out and lse.
+// Sequence b's query tokens and length, wave-uniform: rows first .. first + n - 1 of q, out and
+// lse; L (clamp_seq_len).
 struct SequenceQueries {
   std::int32_t first;
   std::int32_t n;  // < 0: a malformed query_start_loc range
+  std::int64_t len;
 };
 
 // The uniform form: b * query_len, query_len tokens. Else query_start_loc[b] and [b + 1], judged
-// by malformed_start_range (with max_query_len); a malformed range is counted once per sequence
-// by the workgroup that `counting` (KV head 0, partition 0, as the generic kernel counts), and
-// nothing else is read for it.
+// by malformed_start_range (with max_query_len): a malformed range is counted once per sequence
+// by the workgroup that is `counting` (KV head 0, partition 0, as the generic kernel counts) and
+// skipped, its length neither used nor counted (as generic). The two entries and seq_lens[b] are
+// loaded together: one memory round trip, as the one-token kernel's length alone (the uniform
+// form's entries come from a resource of 0 bytes: no memory traffic).
 UQ_DEVICE inline SequenceQueries sequence_queries(const DecodeQueriesKernelArgs& a, std::uint32_t b, bool counting,
                                                   std::uint32_t lane) {
-  if (a.query_start_loc == nullptr)  // wave-uniform (an argument)
-    return SequenceQueries{static_cast<std::int32_t>(b) * a.query_len, a.query_len};
-  const buffer_rsrc starts =
-      make_buffer_rsrc(a.query_start_loc + static_cast<std::int64_t>(b) * a.query_start_loc_stride, a.start_pair_bytes);
-  const std::int32_t s = static_cast<std::int32_t>(readfirstlane(buffer_load_b32(starts, 0u)));
-  const std::int32_t e =
-      static_cast<std::int32_t>(readfirstlane(buffer_load_b32(starts, a.start_pair_bytes - 4u)));
-  if (uq::impl::malformed_start_range<std::int32_t>(s, e, static_cast<std::int32_t>(b), a.num_seqs,
-                                                     a.num_query_tokens, a.max_query_len)) {
+  const bool given = a.query_start_loc != nullptr;  // wave-uniform (an argument)
+  const buffer_rsrc starts = make_buffer_rsrc(
+      given ? a.query_start_loc + static_cast<std::int64_t>(b) * a.query_start_loc_stride : a.query_start_loc,
+      given ? a.start_pair_bytes : 0u);
+  const std::uint32_t s_raw = buffer_load_b32(starts, 0u);
+  const std::uint32_t e_raw = buffer_load_b32(starts, a.start_pair_bytes - 4u);
+  const std::uint32_t len_raw = buffer_load_b32(seq_len_rsrc(a, b), 0u);
+  const std::int32_t s = static_cast<std::int32_t>(readfirstlane(s_raw));
+  const std::int32_t e = static_cast<std::int32_t>(readfirstlane(e_raw));
+  if (given && uq::impl::malformed_start_range<std::int32_t>(s, e, static_cast<std::int32_t>(b), a.num_seqs,
+                                                              a.num_query_tokens, a.max_query_len)) {
     if (counting && lane == 0) atomic_add_u64(a.counters + kCounterBadStartLocs, 1ull);
-    return SequenceQueries{0, -1};
+    return SequenceQueries{0, -1, 0};
   }
-  return SequenceQueries{s, e - s};
+  const std::int64_t len =
+      clamp_seq_len(a, static_cast<std::int32_t>(readfirstlane(len_raw)), counting, lane);
+  if (!given) return SequenceQueries{static_cast<std::int32_t>(b) * a.query_len, a.query_len, len};
+  return SequenceQueries{s, e - s, len};
 }
 
 // The tokens the lane's column sees: visible_tokens(L, n, j) for its query token j, or -1 for a

@@ -64,15 +64,20 @@ UQ_DEVICE inline std::int64_t query_row_element(const DecodeKernelArgs& a, std::
   }
 }
 
-// The 32 dims of one lane's query chunk of tile row `row`, as floats. Rows that are not loaded
-// (row_ok false) read zeros through an out-of-range offset.
-template <int QG, int Rows>
+// How load_query_chunk loads: by kQVectorLoads (each call tests the flag), or always one form
+// (a caller that tests the flag once around several calls).
+enum class QueryLoads { by_flag, vector, elements };
+
+// The 32 dims of one lane's query chunk of tile row `row`, as floats: dim-contiguous rows
+// (kQVectorLoads) in four 16-byte loads of 8 bf16 each, any other layout in one 2-byte load per
+// element. Rows that are not loaded (row_ok false) read zeros through an out-of-range offset.
+template <int QG, int Rows, QueryLoads Form = QueryLoads::by_flag>
 UQ_DEVICE inline void load_query_chunk(const DecodeKernelArgs& a, const buffer_rsrc& q_rsrc,
                                        std::uint32_t row, std::uint32_t chunk, bool row_ok,
                                        float (&x)[32]) {
   const std::int64_t first = query_row_element<QG, Rows>(a, row) +
                              static_cast<std::int64_t>(32 * chunk) * a.q_stride_dim;
-  if (a.flags & kQVectorLoads) {
+  if ((Form == QueryLoads::by_flag && (a.flags & kQVectorLoads)) || Form == QueryLoads::vector) {
     // Dim-contiguous rows: four 16-byte loads of 8 bf16 each.
     const std::uint32_t base = row_ok ? static_cast<std::uint32_t>(2 * first) : kMaskedOffset;
     UQ_GFX950_UNROLL
@@ -150,10 +155,31 @@ template <int QG, int Rows = QG>
 UQ_DEVICE inline void load_query(const DecodeKernelArgs& a, const QueryRows& rows, std::uint32_t h,
                                  std::uint32_t lane, float (&x)[query_passes(Rows)][32]) {
   const buffer_rsrc q_rsrc = query_rsrc<QG, Rows>(a, rows, h);
-  UQ_GFX950_UNROLL
-  for (int pass = 0; pass < query_passes(Rows); ++pass) {
-    const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
-    load_query_chunk<QG, Rows>(a, q_rsrc, row, lane & 7, row_live<QG, Rows>(row, rows.live), x[pass]);
+  if constexpr (Rows == QG) {
+    UQ_GFX950_UNROLL
+    for (int pass = 0; pass < query_passes(Rows); ++pass) {
+      const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
+      load_query_chunk<QG, Rows>(a, q_rsrc, row, lane & 7, row_live<QG, Rows>(row, rows.live), x[pass]);
+    }
+  } else {
+    // The multi-token kernel: one branch around both passes, so that both passes' loads are
+    // issued before either is waited for (with a branch per pass, as above, the compiler waits
+    // for each pass's loads in turn: one memory round trip a pass).
+    if (a.flags & kQVectorLoads) {  // wave-uniform
+      UQ_GFX950_UNROLL
+      for (int pass = 0; pass < query_passes(Rows); ++pass) {
+        const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
+        load_query_chunk<QG, Rows, QueryLoads::vector>(a, q_rsrc, row, lane & 7, row_live<QG, Rows>(row, rows.live),
+                                                       x[pass]);
+      }
+    } else {
+      UQ_GFX950_UNROLL
+      for (int pass = 0; pass < query_passes(Rows); ++pass) {
+        const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
+        load_query_chunk<QG, Rows, QueryLoads::elements>(a, q_rsrc, row, lane & 7,
+                                                         row_live<QG, Rows>(row, rows.live), x[pass]);
+      }
+    }
   }
 }
 
