@@ -265,7 +265,7 @@ def main():
 
     say("\n## Steady-state paths, per unit of work (one wave; clk = 2.4 GHz clocks)\n")
     rows = []
-    for name in ("uq_gfx950_decode_qg6", "uq_gfx950_decode_qg16"):
+    for name in ("uq_gfx950_decode_qg6", "uq_gfx950_decode_queries_qg6", "uq_gfx950_decode_qg16"):
         k = kernels[name]
         for p in k.paths():
             per = k.tiles_per_iteration if p is k.loop else 1
