@@ -253,7 +253,8 @@ UQ_DEVICE inline std::uint32_t write_query_lds(const DecodeKernelArgs& a, float 
 // row is the head-dim permutation qperm of docs/spec/ultraquant-sources.md §4.2 (which the
 // original folded into the rotation instead). Rows r >= live (QG for one token) are zero.
 template <int QG, int Rows = QG>
-UQ_DEVICE inline i32x8 query_operand(std::uint32_t q_lds, std::uint32_t lane, int issue, std::uint32_t live) {
+UQ_DEVICE inline i32x8 query_operand(std::uint32_t q_lds, std::uint32_t lane, int issue,
+                                     std::uint32_t live = static_cast<std::uint32_t>(QG)) {
   const std::uint32_t g = lane >> 4, r = lane & 15;
   const bool row_ok = row_live<QG, Rows>(r, live);
   const std::uint32_t row = row_ok ? r : 0u;
