@@ -1,4 +1,5 @@
-// LDS bank-conflict degrees of the gfx950 decode kernels, for the performance model
+// LDS bank-conflict degrees of the gfx950 decode kernels (the one-token and multi-token partition
+// kernels and the reducer), for the performance model
 // (perf/gfx950_model.py --banks): the kernels' own source runs in the wavefront emulator with
 // LaunchConfig::profile_lds_banks on a small ragged problem, and every LDS instruction's cost
 // is computed from all 64 lanes' addresses (bank model in arch/emu/emulator.hpp,
@@ -24,6 +25,7 @@
 namespace {
 
 using uq::gfx950::DecodePartitionsLaunch;
+using uq::gfx950::DecodeQueriesLaunch;
 using uq::gfx950::DecodeReduceLaunch;
 
 std::string base_name(const char* file) {
@@ -84,16 +86,17 @@ struct DecodeProblem {
   std::vector<float> partial_l, partial_m;
   std::vector<unsigned long long> counters = std::vector<unsigned long long>(8, 0);
 
-  DecodePartitionsLaunch launch(int qg, int partitions) {
+  // query_len > 1: room for that many query tokens a sequence (q and the partial rows).
+  DecodePartitionsLaunch launch(int qg, int partitions, int query_len = 1) {
     std::mt19937 rng(7);
     const int blocks = kSeqs * kMaxBlocks;
     cache.assign(static_cast<std::size_t>(blocks) * kBlockSize * kSlot, 0);
     for (auto& b : cache) b = static_cast<std::uint8_t>(rng() % 120 + 1);  // nonzero scales, finite
     tables.resize(static_cast<std::size_t>(blocks));
     for (int i = 0; i < blocks; ++i) tables[static_cast<std::size_t>(i)] = (i * 5) % blocks;
-    q.resize(static_cast<std::size_t>(kSeqs) * qg * 256);
+    q.resize(static_cast<std::size_t>(kSeqs) * query_len * qg * 256);
     for (auto& x : q) x = static_cast<std::uint16_t>(0x3C00 + rng() % 0x400);  // bf16 in [2^-7, 2^-6)
-    const std::size_t rows = static_cast<std::size_t>(kSeqs) * partitions * qg;
+    const std::size_t rows = static_cast<std::size_t>(kSeqs) * query_len * partitions * qg;
     partial_out.assign(rows * 256, 0);
     partial_l.assign(rows, 0.0f);
     partial_m.assign(rows, 0.0f);
@@ -122,6 +125,15 @@ struct DecodeProblem {
     l.scale = 0.0625f;
     return l;
   }
+  // The multi-token kernel's launch (spec §5.9): the uniform form of query_len tokens a sequence.
+  DecodeQueriesLaunch queries(int qg, int partitions, int query_len) {
+    DecodeQueriesLaunch l;
+    static_cast<DecodePartitionsLaunch&>(l) = launch(qg, partitions, query_len);
+    l.query_len = query_len;
+    l.max_query_len = query_len;
+    l.num_query_tokens = kSeqs * query_len;
+    return l;
+  }
 };
 
 }  // namespace
@@ -134,6 +146,11 @@ int main() {
     // P = 2: partitions with 1 and 2 tile-groups, one sequence shorter than a tile-group
     uq::gfx950::emulate_decode_partitions(d.launch(qg, 2), true);
     out += (qg == 6 ? "" : ", ") + std::string("\"uq_gfx950_decode_qg") + std::to_string(qg) + "\": " + take_profile();
+    // The multi-token kernel with the tile full: 16 / QG query tokens a sequence.
+    DecodeProblem dq;
+    uq::emu::reset_lds_bank_profile();
+    uq::gfx950::emulate_decode_queries(dq.queries(qg, 2, 16 / qg), true);
+    out += ", \"uq_gfx950_decode_queries_qg" + std::to_string(qg) + "\": " + take_profile();
     if (qg == 6) {
       // The reducer on these partials, and on a wide plan (P = 300, many empty partitions).
       uq::emu::reset_lds_bank_profile();

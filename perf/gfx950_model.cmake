@@ -17,7 +17,8 @@ target_compile_features(gfx950_plan PRIVATE cxx_std_17)
 add_executable(gfx950_lds_banks ${PROJECT_SOURCE_DIR}/perf/gfx950_lds_banks.cpp)
 target_link_libraries(gfx950_lds_banks PRIVATE uq::gfx950_emu)
 target_compile_options(gfx950_lds_banks PRIVATE -O2)
-add_custom_target(uq_gfx950_model DEPENDS gfx950_plan gfx950_lds_banks uq_gfx950_decode_isa uq_gfx950_reduce_isa uq_gfx950_score_isa)
+add_custom_target(uq_gfx950_model DEPENDS gfx950_plan gfx950_lds_banks uq_gfx950_decode_isa uq_gfx950_decode_queries_isa
+                  uq_gfx950_reduce_isa uq_gfx950_score_isa)
 
 get_target_property(_uq_model_objects uq_gfx950_decode_isa UQ_GFX950_OBJECT)
 get_filename_component(_uq_model_objects "${_uq_model_objects}" DIRECTORY)

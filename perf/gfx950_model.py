@@ -6,7 +6,7 @@ measurement: no AMD GPU was available, nothing here ran on gfx950.
                                  [--banks <build>/arch/gfx950_lds_banks] [--markdown FILE]
                                  [--json FILE] [--no-mca] [--check]
 
-Reads uq_gfx950_{decode,reduce,score}_isa.co (llvm-objdump-22, llvm-readelf-22), finds each
+Reads uq_gfx950_{decode,decode_queries,reduce,score}_isa.co (llvm-objdump-22, llvm-readelf-22), finds each
 kernel's steady-state loops, counts their instructions by unit, times one iteration with a
 one-wave issue simulation and with llvm-mca-22 (LLVM's gfx950 scheduling model), and predicts
 the headline shapes' times against the MI355X's memory bandwidth (method and sources:
@@ -40,6 +40,11 @@ SCORE_SHAPES = [
     {"label": "32 x 128k, 4 rows x 1 head", "num_reqs": 32, "max_blocks": 1024, "query_len": 4, "heads": 1},
     {"label": "32 x 128k, 8 rows x 4 heads", "num_reqs": 32, "max_blocks": 1024, "query_len": 8, "heads": 4},
 ]
+# Several query tokens per sequence (spec §5.9, the uniform form of QL tokens): the headline
+# decode shape at QL 1 (the one-token kernel), 2 (the multi-token kernel: QL x QG <= 16) and 4
+# (refused by the gfx950 launcher at QG 6 and 8: the generic kernels run, not modelled here).
+QUERIES_SHAPES = [dict(DECODE_SHAPES[0], qg=qg, label=f"4 x 75k, QG {qg}") for qg in (6, 8)]
+QUERY_LENS = (1, 2, 4)
 BANDWIDTHS = [("8.0 TB/s peak", hw.HBM_PEAK_BYTES_S),
               ("6.6 TB/s measured", sum(hw.HBM_MEASURED_BYTES_S) / 2)]
 
@@ -73,13 +78,15 @@ def load_banks(args):
 def load_kernels(args, banks):
     objdump, readelf = tool("llvm-objdump-22", args.objdump), tool("llvm-readelf-22", args.readelf)
     mca = None if args.no_mca else tool("llvm-mca-22", args.mca)
-    objects = {k: os.path.join(args.objects, f"uq_gfx950_{k}_isa.co") for k in ("decode", "reduce", "score")}
+    objects = {k: os.path.join(args.objects, f"uq_gfx950_{k}_isa.co")
+               for k in ("decode", "decode_queries", "reduce", "score")}
     for k, path in objects.items():
         if not os.path.exists(path):
             raise ModelError(f"code object {path} is missing (build the uq_gfx950_{k}_isa target)")
     want = {
         "decode": [("uq_gfx950_decode_qg6", DecodeKernel), ("uq_gfx950_decode_qg8", DecodeKernel),
                    ("uq_gfx950_decode_qg16", DecodeKernel)],
+        "decode_queries": [(f"uq_gfx950_decode_queries_qg{qg}", DecodeKernel) for qg in (6, 8, 16)],
         "reduce": [("uq_gfx950_decode_reduce", ReduceKernel), ("uq_gfx950_decode_reduce_p4096", ReduceKernel)],
         "score": [(f"uq_gfx950_score_r{r}{b}", ScoreKernel) for r in (1, 2, 4, 8, 16, 32) for b in ("", "_buf")],
     }
@@ -155,15 +162,54 @@ def markdown_table(rows):
     return "\n".join(out)
 
 
-def decode_record(kernels, plan_json, shape, latency_s, bandwidth):
+def decode_record(kernels, plan_json, shape, latency_s, bandwidth, queries=False):
     """Partition kernel + reducer of a decode shape at one latency (seconds) and bandwidth,
-    at the current clock."""
-    k = kernels[f"uq_gfx950_decode_qg{shape['qg']}"]
+    at the current clock; `queries`: the multi-token kernel (shape["query_len"] tokens a sequence)."""
+    k = kernels[f"uq_gfx950_decode_{'queries_' if queries else ''}qg{shape['qg']}"]
     red = kernels["uq_gfx950_decode_reduce" if plan_json["partitions"] <= 1024 else "uq_gfx950_decode_reduce_p4096"]
     lat = round(hw.clk(latency_s))
     d = predict.predict_decode(k, plan_json, shape, lat, bandwidth)
     r = predict.predict_reduce(red, plan_json, shape, lat, bandwidth)
     return d, r
+
+
+def queries_section(args, kernels):
+    """Several query tokens per sequence: the headline shape at QL 1, 2 and 4, each against the
+    one-token call (QL 1), or the launcher's refusal where the gfx950 kernel cannot take it."""
+    lines = [f"\n## Several query tokens per sequence (spec §5.9, uniform form; HBM latency "
+             f"{hw.HBM_LATENCY_S * 1e6:.1f} us, {hw.CLOCK_HZ / 1e9:.1f} GHz, gfx950 partition rule)\n",
+             "QL 1 is the one-token kernel (a plan without several query tokens); QL > 1 the multi-token kernel "
+             "(uq_gfx950_decode_queries_qg*: the tile's 16 MFMA columns hold the QL x QG query rows), where "
+             "the gfx950 launcher takes it; ratio: decode + reduce over the QL 1 call's.\n"]
+    rows = []
+    for s in QUERIES_SHAPES:
+        for bw_name, bw in BANDWIDTHS:
+            base = None
+            for ql in QUERY_LENS:
+                pl = plan(args.plan, "queries", s["num_seqs"], s["seq_len"], s["qg"], s["num_kv_heads"],
+                          s["block_size"], ql)
+                row = {"shape": s["label"], "bandwidth": bw_name, "QL": ql,
+                       "plan": f"P {pl['partitions']}, TGPP {pl['tgpp']}, reducer rows {pl['reduce_grid'][0]}"}
+                if not pl["tuned"]:
+                    row["kernel"] = "refused: generic Kokkos kernels (not modelled)"
+                    row["why"] = pl["refusal"]
+                    rows.append(row)
+                    continue
+                shape = dict(s, query_len=ql)
+                d, r = decode_record(kernels, pl, shape, hw.HBM_LATENCY_S, bw, queries=ql > 1)
+                total = d["seconds"] + r["seconds"]
+                base = total if ql == 1 else base
+                row.update({"kernel": d["kernel"], "partition kernel us": f"{d['seconds'] * 1e6:.1f}",
+                            "binds": d["binding"], "reducer us": f"{r['seconds'] * 1e6:.1f}",
+                            "decode + reduce us": f"{total * 1e6:.1f}",
+                            "ratio to QL 1": f"{total / base:.3f}" if base else "",
+                            "HBM floor us": f"{(d['hbm_bytes'] + r['hbm_bytes']) / bw * 1e6:.1f}"})
+                rows.append(row)
+    lines.append(markdown_table(rows))
+    lines.append("\nQL 4 at QG 6 or 8 (24 or 32 query rows) needs two MFMA N tiles a workgroup, which the "
+                 "multi-token kernel does not have: the launcher refuses it and the dispatch runs the generic "
+                 "path (path_reason() gives the refusal above).\n")
+    return "\n".join(lines)
 
 
 def shape_name(s):
@@ -219,7 +265,7 @@ def main():
 
     say("\n## Steady-state paths, per unit of work (one wave; clk = 2.4 GHz clocks)\n")
     rows = []
-    for name in ("uq_gfx950_decode_qg6", "uq_gfx950_decode_qg16"):
+    for name in ("uq_gfx950_decode_qg6", "uq_gfx950_decode_queries_qg6", "uq_gfx950_decode_qg16"):
         k = kernels[name]
         for p in k.paths():
             per = k.tiles_per_iteration if p is k.loop else 1
@@ -303,6 +349,8 @@ def main():
     say("\nAt 1.5 us HBM latency, 2.4 GHz: " + "; ".join(
         f"{x['shape']} at {x['bandwidth_TBps']} TB/s {x['total_us']:.1f} us (partition kernel binds: {x['binds']})"
         for x in late) + ".\n")
+
+    say(queries_section(args, kernels))
 
     table = []
     for s in SCORE_SHAPES:

@@ -133,26 +133,56 @@ TEST(TunedOps, BuiltPathsImplementExactlyTheirOperations) {
   for (const uq::TunedPathRow& r : uq::kTunedPaths) EXPECT_FALSE(kv_writer.has(r.path)) << r.name;
 }
 
-// Revision 3's operations (spec ultraquant.md §5.9, §7) are launch types of their own that no
-// path has written a kernel for yet: decode with several query tokens per sequence (which
+// Revision 3's operations (spec ultraquant.md §5.9, §7) are launch types of their own, which a
+// path runs only where it specialises them: decode with several query tokens per sequence (which
 // extends the partition launch, so a path's one-token kernel would otherwise compute the wrong
-// thing) and the gather. Until a path specialises them, every device runs them generic.
-template <std::size_t... I>
-constexpr bool no_path_has_revision_3(std::index_sequence<I...>) {
-  return ((!uq::impl::TunedOp<uq::kTunedPaths[I].path, uq::impl::DecodeQueriesLaunch>::available &&
-           !uq::impl::TunedOp<uq::kTunedPaths[I].path, uq::impl::KvGatherLaunch>::available) &&
-          ...);
-}
-static_assert(no_path_has_revision_3(std::make_index_sequence<uq::kTunedPathCount>{}),
-              "a tuned path claims decode queries or the gather: update this test and DecodePlan's note");
+// thing) has a gfx950 kernel (the HIP build: arch/gfx950/tuned_path.hpp; its launcher refuses
+// the launches whose query rows do not fit one 16-column MFMA tile, which then run generic with
+// that reason: tests/emu/test_emu_decode_queries.cpp); no path has the gather; and a further
+// variant of the multi-token launch (a new type derived from it) is refused by every path,
+// gfx950 included.
+struct QueriesVariantLaunch : uq::impl::DecodeQueriesLaunch {
+  static constexpr const char* kName = "decode queries variant (test)";
+  int window = 0;
+};
 
-TEST(TunedOps, SeveralQueryTokensAndTheGatherRunGenericWithAReason) {
+template <Path P>
+constexpr bool revision_3_as_specialised() {
+  constexpr bool gfx950_here = P == Path::Gfx950 && uq::impl::TunedSpace<Path::Gfx950>::built;
+  return uq::impl::TunedOp<P, uq::impl::DecodeQueriesLaunch>::available == gfx950_here &&
+         !uq::impl::TunedOp<P, uq::impl::KvGatherLaunch>::available &&
+         !uq::impl::TunedOp<P, QueriesVariantLaunch>::available;
+}
+template <std::size_t... I>
+constexpr bool every_path_as_specialised(std::index_sequence<I...>) {
+  return (revision_3_as_specialised<uq::kTunedPaths[I].path>() && ...);
+}
+static_assert(every_path_as_specialised(std::make_index_sequence<uq::kTunedPathCount>{}),
+              "a tuned path claims decode queries, the gather or a variant it never specialised: update this "
+              "test and DecodePlan's note");
+static_assert(!uq::impl::any_path_implements<Exec, QueriesVariantLaunch>(), "");
+
+TEST(TunedOps, SeveralQueryTokensRunTunedOnlyWhereAPathHasTheKernel) {
   const uq::DeviceInfo here = uq::impl::device_info(Exec());
+  // gfx950's multi-token kernel is there exactly where its path runs on this execution space.
+  const bool claimed = uq::impl::any_path_implements<Exec, uq::impl::DecodeQueriesLaunch>();
+  EXPECT_EQ(claimed, uq::impl::built_paths_for<Exec>().has(Path::Gfx950));
+  using Dispatch = uq::impl::DecodeDispatch<Exec>;
   for (bool direct : {false, true}) {
-    const uq::PathChoice c = uq::impl::DecodeDispatch<Exec>::queries_candidate(Backend::Auto, here, direct);
-    EXPECT_EQ(c.path, Path::Generic);
-    EXPECT_NE(c.reason.find("decode queries"), std::string::npos) << c.reason;
+    const uq::PathChoice c = Dispatch::queries_candidate(Backend::Auto, here, direct);
+    EXPECT_EQ(c.path, Dispatch::QueriesTwoKernels::tuned_path(here)) << c.reason;
+    if (!claimed) {
+      EXPECT_EQ(c.path, Path::Generic);
+      EXPECT_NE(c.reason.find("decode queries"), std::string::npos) << c.reason;
+    }
   }
+  // A further variant: generic on every device, Native refused with its name.
+  using Variant = uq::impl::TunedCall<Exec, QueriesVariantLaunch>;
+  const uq::PathChoice v = Variant::candidate("uq::decode", Backend::Auto, here);
+  EXPECT_EQ(v.path, Path::Generic);
+  EXPECT_NE(v.reason.find("decode queries variant (test)"), std::string::npos) << v.reason;
+  uqtest::expect_error([&] { Variant::candidate("uq::decode", Backend::Native, here); },
+                       {"uq::decode", "config.backend", "decode queries variant (test)"});
   using Gather = uq::impl::TunedCall<Exec, uq::impl::KvGatherLaunch>;
   EXPECT_EQ(Gather::candidate("uq::gather_kv", Backend::Auto, here).path, Path::Generic);
   uqtest::expect_error([&] { Gather::candidate("uq::gather_kv", Backend::Native, here); },

@@ -1,7 +1,8 @@
 // gfx950 build of the decode partition kernel (decode_kernel.hpp): one entry point per query
-// group size, and, when compiled for the library with UQ_GFX950_LAUNCHER (host + device, HIP
-// runtime headers), the launcher declared in launch_decode.hpp. The ISA check compiles the
-// device code alone, without the HIP headers.
+// group size (the multi-token kernel of spec §5.9 is decode_queries.hip, a code object of its
+// own so that this one's code generation does not depend on it), and, when compiled for the
+// library with UQ_GFX950_LAUNCHER (host + device, HIP runtime headers), the launcher declared
+// in launch_decode.hpp. The ISA check compiles the device code alone, without the HIP headers.
 #if defined(UQ_GFX950_LAUNCHER)
 // The HIP runtime header comes first: clang emits host stubs for the kernels below.
 #include "gfx950/decode_hip_launch.hpp"
@@ -20,7 +21,6 @@ UQ_GFX950_DECODE_KERNEL uq_gfx950_decode_qg8(uq::gfx950::DecodeKernelArgs args) 
 UQ_GFX950_DECODE_KERNEL uq_gfx950_decode_qg16(uq::gfx950::DecodeKernelArgs args) {
   uq::gfx950::decode_partition_kernel<16>(args);
 }
-
 #if defined(UQ_GFX950_LAUNCHER)
 #include "gfx950/decode_launch_args.hpp"
 

@@ -39,6 +39,7 @@ constexpr int kCounterBadBlockIds = 0;
 constexpr int kCounterNegativeSeqLens = 1;
 constexpr int kCounterLongSeqLens = 2;
 constexpr int kCounterNonfiniteInputs = 4;
+constexpr int kCounterBadStartLocs = 5;
 
 // softmax in base 2: e^x = 2^(x log2 e)
 constexpr float kLog2e = 1.4426950408889634f;
@@ -121,6 +122,30 @@ struct DecodeKernelArgs {
   std::int32_t tgpp;        // tile-groups per partition
   float scale;              // softmax scale
   std::uint32_t flags;      // kQRotated | kQVectorLoads | kDirectOut | kWantLse | kOutVectorStores
+};
+
+// ---------------------------------------------------------------- several query tokens
+// The multi-token partition kernel (spec ultraquant.md §5.9, DecodeQueriesLaunch) puts the query
+// rows of all of a sequence's query tokens into the 16 columns of the MFMA N tile: column
+// r = j * QG + g is query token j, query head h * QG + g. A launch fits when max_query_len * QG
+// <= 16: at most 2 tokens at QG 6 and 8, 1 at QG 16.
+constexpr int kTileQueryRows = 16;
+constexpr int max_tile_query_tokens(int qg) { return kTileQueryRows / qg; }
+// The most query rows the tile holds (12, 16, 16): the kernel's Q rows in LDS.
+constexpr int tile_query_rows(int qg) { return max_tile_query_tokens(qg) * qg; }
+
+// The multi-token kernel's arguments: the one-token kernel's (with rows of query tokens where
+// those have sequences: q, out and lse rows, partial rows [T][num_kv_heads][P][QG]) and where a
+// sequence's query tokens are.
+struct DecodeQueriesKernelArgs : DecodeKernelArgs {
+  const std::int32_t* query_start_loc;  // [num_seqs + 1]; nullptr: the uniform form
+  std::int64_t query_start_loc_stride;
+  std::uint32_t start_pair_bytes;  // byte range of entries b and b + 1: 4 * stride + 4
+  std::int32_t query_len;          // the uniform form's tokens per sequence
+  std::int32_t max_query_len;      // a longer range is malformed (spec §5.9)
+  std::int32_t num_query_tokens;   // T
+  std::int32_t num_seqs;
+  std::uint32_t q_token_bytes;     // 2 * q_stride_seq: from one query token's rows to the next's
 };
 
 // ---------------------------------------------------------------- the reducer

@@ -33,6 +33,21 @@ inline void emulate_decode_partitions(const DecodePartitionsLaunch& l, bool prof
   }
 }
 
+// Several query tokens per sequence (spec §5.9): the multi-token kernel on the same grid.
+inline void emulate_decode_queries(const DecodeQueriesLaunch& l, bool profile_lds_banks = false) {
+  const DecodeQueriesKernelArgs a = make_decode_queries_kernel_args(l);
+  const Grid3 grid = decode_partitions_grid(l);
+  if (grid.empty()) return;
+  uq::emu::LaunchConfig config;
+  config.grid = {grid.x, grid.y, grid.z};
+  config.profile_lds_banks = profile_lds_banks;
+  switch (l.qg) {
+    case 6: uq::emu::launch(config, [&] { decode_queries_kernel<6>(a); }); break;
+    case 8: uq::emu::launch(config, [&] { decode_queries_kernel<8>(a); }); break;
+    default: uq::emu::launch(config, [&] { decode_queries_kernel<16>(a); }); break;
+  }
+}
+
 inline void emulate_decode_reduce(const DecodeReduceLaunch& l, bool profile_lds_banks = false) {
   const ReduceKernelArgs a = make_reduce_kernel_args(l);
   const Grid3 grid = decode_reduce_grid(l);

@@ -30,6 +30,7 @@
 
 #include "gfx950/decode_args.hpp"
 #include "gfx950/decode_lse.hpp"
+#include "gfx950/decode_queries.hpp"
 #include "gfx950/decode_query.hpp"
 #include "gfx950/decode_tile.hpp"
 #include "gfx950/isa.hpp"
@@ -177,14 +178,21 @@ UQ_DEVICE inline TileSource next_source(const DecodeKernelArgs& a, TileStream& t
 // whole wave (x * 1 = x: skipping changes no bit), V into LDS (then its V registers take tile
 // k + 2's V loads), acc += V^T bf16(P). So the loads of tiles k + 1 and k + 2 are in flight
 // while tile k is computed, in the registers of two tiles.
+// Queries (spec §5.9): the lane's column sees only the tokens below `row_tokens`
+// (row_valid_tokens); a tile it sees none of gives it p = 0 and alpha = 1 exactly, so its
+// state, and acc (+ 0 * V), keep their bits: the one-token decode of that length stops there.
+template <bool Queries = false>
 UQ_DEVICE inline void process_tile(const DecodeKernelArgs& a, TileStream& ts, std::int32_t k, TileSource& src,
                                    KLoads& kl, VLoads& vl, const i32x8 (&q_op)[2], std::uint32_t v_lds,
-                                   std::uint32_t lane, SoftmaxState& st, f32x4 (&acc)[16]) {
+                                   std::uint32_t lane, SoftmaxState& st, f32x4 (&acc)[16],
+                                   std::int32_t row_tokens = 0) {
   const f32x4 s = tile_scores(kl, q_op, lane);
   const TileSource next = next_source(a, ts, k, lane);
   kl = load_k(a, next, ts.h, lane);
   float prob[4];
-  const float alpha = softmax_tile(s, src.valid, a.scale, lane, st, prob);
+  std::uint32_t valid = src.valid;
+  if constexpr (Queries) valid = row_valid_tokens(a, ts.p, k, src.valid, row_tokens);
+  const float alpha = softmax_tile(s, valid, a.scale, lane, st, prob);
   if (ballot(alpha != 1.0f) != 0u) {  // wave-uniform
     UQ_GFX950_UNROLL
     for (int c = 0; c < 16; ++c) acc[c] = acc[c] * alpha;
@@ -204,11 +212,16 @@ UQ_DEVICE inline void process_tile(const DecodeKernelArgs& a, TileStream& ts, st
 // the reducer would return for one partition: 0 when l = 0, NaN for a non-finite row), and
 // lse with kWantLse. One store loop for both: rows at `base` + r * head_bytes + d * dim_bytes
 // within a range of `range` bytes (all 32-bit, ranges checked below 2^31 by the host).
-template <int QG>
+// J: the multi-token kernel's query token of the tile (spec §5.9): the columns J QG .. J QG + QG - 1
+// hold its rows, written as the rows of sequence `b` = its query-token row (row0: its first
+// partial row), by the lanes whose column is `live` (a token past the sequence's n has none);
+// the one-token kernel has J = 0 only.
+template <int QG, int J = 0>
 UQ_DEVICE inline void write_results(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h, std::int64_t row0,
                                     const f32x4 (&acc)[16], const SoftmaxState& st, bool nonfinite,
-                                    std::uint32_t lane) {
-  const std::uint32_t g = lane >> 4, r = lane & 15;
+                                    std::uint32_t lane, bool live = true) {
+  const std::uint32_t g = lane >> 4, column = lane & 15;
+  const std::uint32_t r = column - static_cast<std::uint32_t>(J * QG);  // the row within the token's QG
   const bool direct = (a.flags & kDirectOut) != 0u;  // wave-uniform
   const std::uint8_t* base;
   std::uint32_t head_bytes, dim_bytes, range;
@@ -228,7 +241,7 @@ UQ_DEVICE inline void write_results(const DecodeKernelArgs& a, std::uint32_t b, 
     vector = true;
   }
   const buffer_rsrc rows = make_buffer_rsrc(base, range);
-  const bool row_ok = r < static_cast<std::uint32_t>(QG);
+  const bool row_ok = live && column >= static_cast<std::uint32_t>(J * QG) && r < static_cast<std::uint32_t>(QG);
   if (row_ok && (direct || (st.l > 0.0f && !nonfinite))) {
     const float inv = 1.0f / (st.l > 0.0f ? st.l : 1.0f);
     const std::uint32_t row = r * head_bytes;
@@ -276,43 +289,51 @@ UQ_DEVICE inline void count_nonfinite(const DecodeKernelArgs& a, std::uint32_t p
   }
 }
 
-// A partition without tokens: l = 0 and m = -inf only (NaN for a non-finite row); with P = 1
-// (kDirectOut) the out rows, exactly 0 (NaN), and lse -inf (NaN).
-template <int QG>
-UQ_DEVICE inline void write_empty(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h, std::int64_t row0,
-                                  bool nonfinite, std::uint32_t lane) {
-  f32x4 zeros[16];
-  UQ_GFX950_UNROLL
-  for (int c = 0; c < 16; ++c) zeros[c] = f32x4{0.0f, 0.0f, 0.0f, 0.0f};
-  write_results<QG>(a, b, h, row0, zeros, SoftmaxState{-__builtin_inff(), 0.0f}, nonfinite, lane);
-}
-
-// The sequence length as the kernel uses it (spec §6), counted once per sequence by the
-// workgroup (b, 0, 0): < 0 -> 0, > max_blocks_per_seq * block_size -> clamped.
-UQ_DEVICE inline std::int64_t clamped_seq_len(const DecodeKernelArgs& a, std::uint32_t b, bool counting,
-                                              std::uint32_t lane) {
-  const buffer_rsrc len_rsrc = make_buffer_rsrc(a.seq_lens + static_cast<std::int64_t>(b) * a.seq_lens_stride, 4u);
-  const std::int64_t raw = static_cast<std::int32_t>(readfirstlane(buffer_load_b32(len_rsrc, 0u)));
-  const uq::impl::RequestLength len =
-      uq::impl::request_length(raw, static_cast<std::int64_t>(a.max_blocks_per_seq) << a.block_size_log2);
-  if (counting && lane == 0) {
-    if (len.negative) atomic_add_u64(a.counters + kCounterNegativeSeqLens, 1ull);
-    if (len.too_long) atomic_add_u64(a.counters + kCounterLongSeqLens, 1ull);
+// The results of all the tile's rows: the one-token kernel's QG rows of sequence `token`, or
+// (Queries) those of each of the sequence's query tokens, token `token` + J in columns
+// J QG .. J QG + QG - 1, written where the lane's column is in use (column_tokens >= 0; not a
+// wave-uniform count of tokens: the kernel's scalar registers are full). row0: the first partial
+// row of `token`'s rows.
+template <int QG, bool Queries>
+UQ_DEVICE inline void write_tile_results(const DecodeKernelArgs& a, std::uint32_t token, std::uint32_t h,
+                                         std::int64_t row0, const f32x4 (&acc)[16], const SoftmaxState& st,
+                                         bool nonfinite, std::uint32_t lane, std::int32_t row_tokens) {
+  write_results<QG>(a, token, h, row0, acc, st, nonfinite, lane);
+  if constexpr (Queries && max_tile_query_tokens(QG) > 1) {
+    static_assert(max_tile_query_tokens(QG) == 2, "one write per query token of the tile");
+    // the next token's rows are num_kv_heads * P * QG rows further
+    const std::int64_t next = row0 + static_cast<std::int64_t>(a.num_kv_heads) * a.partitions * QG;
+    write_results<QG, 1>(a, token + 1u, h, next, acc, st, nonfinite, lane, row_tokens >= 0);
   }
-  return len.tokens;
 }
 
 }  // namespace decode_detail
 
-template <int QG>
-UQ_DEVICE inline void decode_partition_kernel(const DecodeKernelArgs& a) {
+// The partition kernel of both launches. Queries = false: the one-token kernel (Args =
+// DecodeKernelArgs). Queries = true (Args = DecodeQueriesKernelArgs, spec §5.9): the tile's
+// columns hold the rows of the sequence's n query tokens (n QG <= 16, checked by the host), each
+// column masked to the tokens its query token sees; everything else, the tile loop, its loads
+// and the partition map of the sequence, is the one-token kernel's.
+template <int QG, bool Queries, class Args>
+UQ_DEVICE inline void decode_kernel(const Args& a) {
   static_assert(QG == 6 || QG == 8 || QG == 16, "QG is 6, 8 or 16");
   using namespace decode_detail;
+  constexpr int Rows = Queries ? tile_query_rows(QG) : QG;  // query rows in LDS
   const std::uint32_t lane = lane_id();
   const std::uint32_t b = workgroup_id_x(), h = workgroup_id_y(), p = workgroup_id_z();
   const std::int32_t P = a.partitions;
+  const bool counting = h == 0 && p == 0;  // per-sequence counts: by one workgroup of the sequence
 
-  const std::int64_t seq_len = clamped_seq_len(a, b, h == 0 && p == 0, lane);
+  // The query tokens and the length (Queries: a malformed range is counted and skipped, and
+  // a sequence without query tokens writes nothing, its length counted, as generic).
+  SequenceQueries sq{static_cast<std::int32_t>(b), 1, 0};
+  if constexpr (Queries) {
+    sq = sequence_queries(a, b, counting, lane);
+    if (sq.n <= 0) return;  // wave-uniform
+  } else {
+    sq.len = clamped_seq_len(a, b, counting, lane);
+  }
+  const std::int64_t seq_len = sq.len;
   // Tile-groups p, p + P, ... below the sequence's end, at most TGPP of them. In 32 bits (a
   // clamped int32 length; a 64-bit division by P is a long subroutine, on the prologue's path):
   // seq_len + 255 < 2^32, and (p + (trip - 1) P) * 256 < the length.
@@ -320,11 +341,32 @@ UQ_DEVICE inline void decode_partition_kernel(const DecodeKernelArgs& a) {
   const std::uint32_t trip = uq::impl::partition_trip<std::uint32_t>(
       p, static_cast<std::uint32_t>(P), static_cast<std::uint32_t>(a.tgpp), uq::impl::decode_tile_groups(len32));
 
-  const std::int64_t row0 = ((static_cast<std::int64_t>(b) * a.num_kv_heads + h) * P + p) * QG;
+  // The first query token's rows (one-token: the sequence's).
+  const std::uint32_t token = Queries ? static_cast<std::uint32_t>(sq.first) : b;
+  const auto first_row = [&] { return ((static_cast<std::int64_t>(token) * a.num_kv_heads + h) * P + p) * QG; };
+  // The multi-token kernel computes it where it writes (one scalar pair fewer live through the
+  // loop: the kernel's scalar registers are full).
+  const std::int64_t row0 = Queries ? 0 : first_row();
+  // The tile's query rows and, per column, the tokens it sees (Queries only).
+  QueryRows qrows{b, static_cast<std::uint32_t>(QG), a.q_group_bytes};
+  std::int32_t row_tokens = 0;
+  if constexpr (Queries) {
+    const std::uint32_t n = static_cast<std::uint32_t>(sq.n);
+    qrows = QueryRows{token, n * QG, a.q_group_bytes + (n - 1u) * a.q_token_bytes};
+    row_tokens = column_tokens<QG>(static_cast<std::int32_t>(len32), sq.n, lane);
+  }
+
   if (trip == 0) {  // wave-uniform: no token, so no cache or table load; partition 0 reads q (spec §6)
-    const std::uint32_t nonfinite_rows = p == 0 ? nonfinite_query_rows<QG>(a, b, h, lane) : 0u;
+    const std::uint32_t nonfinite_rows = p == 0 ? nonfinite_query_rows<QG, Rows>(a, qrows, h, lane) : 0u;
     count_nonfinite(a, p, nonfinite_rows, lane);
-    write_empty<QG>(a, b, h, row0, ((nonfinite_rows >> (lane & 15)) & 1u) != 0u, lane);
+    // l = 0 and m = -inf only (NaN for a non-finite row); with P = 1 (kDirectOut) the out rows,
+    // exactly 0 (NaN), and lse -inf (NaN).
+    f32x4 zeros[16];
+    UQ_GFX950_UNROLL
+    for (int c = 0; c < 16; ++c) zeros[c] = f32x4{0.0f, 0.0f, 0.0f, 0.0f};
+    write_tile_results<QG, Queries>(a, token, h, Queries ? first_row() : row0, zeros,
+                                    SoftmaxState{-__builtin_inff(), 0.0f},
+                                    ((nonfinite_rows >> (lane & 15)) & 1u) != 0u, lane, row_tokens);
     return;
   }
 
@@ -349,8 +391,8 @@ UQ_DEVICE inline void decode_partition_kernel(const DecodeKernelArgs& a) {
   ts.tiles = tiles;
   ts.seq_len = seq_len;
   ts.ids = load_block_ids(a, ts.table, ts.p, 0, tiles, lane);
-  float q[query_passes(QG)][32];
-  load_query<QG>(a, b, h, lane, q);
+  float q[query_passes(Rows)][32];
+  load_query<QG, Rows>(a, qrows, h, lane, q);
   TileSource src_even = tile_source(a, block_id(ts.ids, 0), ts.p, ts.h, 0, tiles, seq_len, lane);
   TileSource src_odd = tile_source(a, block_id(ts.ids, 1), ts.p, ts.h, 1, tiles, seq_len, lane);
   // in the loop's order (K, V of one tile, then the next's), so that its waits count alike
@@ -360,12 +402,13 @@ UQ_DEVICE inline void decode_partition_kernel(const DecodeKernelArgs& a) {
   VLoads v_odd = load_v(a, src_odd, ts.h, lane);
   sched_barrier<0>();  // keep the tile loads ahead of the rotation (the compiler sank them below it)
 
-  const std::uint32_t q_lds = lds_allocate<q_lds_bytes(QG), QueryLdsTag>();
+  const std::uint32_t q_lds = lds_allocate<q_lds_bytes(Rows), QueryLdsTag>();
   const std::uint32_t v_lds = lds_allocate<kVTileBytes, VTileLdsTag>();
   // wave-uniform: bit r = query row r holds a NaN or an infinity
-  const std::uint32_t nonfinite_rows = write_query_lds<QG>(a, q, q_lds, lane);
+  const std::uint32_t nonfinite_rows = write_query_lds<QG, Rows>(a, q, qrows.live, q_lds, lane);
   count_nonfinite(a, p, nonfinite_rows, lane);
-  const i32x8 q_op[2] = {query_operand<QG>(q_lds, lane, 0), query_operand<QG>(q_lds, lane, 1)};
+  const i32x8 q_op[2] = {query_operand<QG, Rows>(q_lds, lane, 0, qrows.live),
+                         query_operand<QG, Rows>(q_lds, lane, 1, qrows.live)};
 
   // The tile loop, unrolled twice so that the two tiles' registers alternate (no copies,
   // which would make the compiler wait for a load early); an odd last tile after it. (With a
@@ -374,12 +417,27 @@ UQ_DEVICE inline void decode_partition_kernel(const DecodeKernelArgs& a) {
   // loads, waited for all but 3 loads there.)
   std::int32_t k = 0;
   for (; k + 1 < tiles; k += 2) {
-    process_tile(a, ts, k, src_even, k_even, v_even, q_op, v_lds, lane, st, acc);
-    process_tile(a, ts, k + 1, src_odd, k_odd, v_odd, q_op, v_lds, lane, st, acc);
+    process_tile<Queries>(a, ts, k, src_even, k_even, v_even, q_op, v_lds, lane, st, acc, row_tokens);
+    process_tile<Queries>(a, ts, k + 1, src_odd, k_odd, v_odd, q_op, v_lds, lane, st, acc, row_tokens);
   }
-  if (k < tiles) process_tile(a, ts, k, src_even, k_even, v_even, q_op, v_lds, lane, st, acc);
+  if (k < tiles) process_tile<Queries>(a, ts, k, src_even, k_even, v_even, q_op, v_lds, lane, st, acc, row_tokens);
 
-  write_results<QG>(a, b, h, row0, acc, st, ((nonfinite_rows >> (lane & 15)) & 1u) != 0u, lane);
+  bool nonfinite = ((nonfinite_rows >> (lane & 15)) & 1u) != 0u;
+  if constexpr (Queries) nonfinite = nonfinite && holds_row(p, row_tokens);
+  write_tile_results<QG, Queries>(a, token, h, Queries ? first_row() : row0, acc, st, nonfinite, lane, row_tokens);
+}
+
+// The one-token partition kernel (spec §5.1-§5.8).
+template <int QG>
+UQ_DEVICE inline void decode_partition_kernel(const DecodeKernelArgs& a) {
+  decode_kernel<QG, false>(a);
+}
+
+// The multi-token partition kernel (spec §5.9): at n_b = 1 it computes exactly what the one-token
+// kernel does, bit for bit.
+template <int QG>
+UQ_DEVICE inline void decode_queries_kernel(const DecodeQueriesKernelArgs& a) {
+  decode_kernel<QG, true>(a);
 }
 
 }  // namespace uq::gfx950

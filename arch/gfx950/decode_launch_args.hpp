@@ -18,7 +18,8 @@ namespace uq::gfx950 {
 static_assert(kCounterBadBlockIds == static_cast<int>(uq::Counter::bad_block_ids) &&
                   kCounterNegativeSeqLens == static_cast<int>(uq::Counter::negative_seq_lens) &&
                   kCounterLongSeqLens == static_cast<int>(uq::Counter::long_seq_lens) &&
-                  kCounterNonfiniteInputs == static_cast<int>(uq::Counter::nonfinite_inputs),
+                  kCounterNonfiniteInputs == static_cast<int>(uq::Counter::nonfinite_inputs) &&
+                  kCounterBadStartLocs == static_cast<int>(uq::Counter::bad_start_locs),
               "decode_args.hpp counter indices must match uq::Counter");
 
 struct Grid3 {
@@ -58,9 +59,9 @@ inline Grid3 decode_reduce_grid(const DecodeReduceLaunch& l) {
                kReduceChunks};
 }
 
-inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l) {
+// `fn`: the launcher named in the errors.
+inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l, const char* fn) {
   using namespace launch_detail;
-  constexpr const char* fn = "uq::gfx950::launch_decode_partitions";
   // the grid's y and z limits first: sizes past them would fail the common checks less clearly
   require(l.num_kv_heads <= kMaxGridYZ, fn, "num_kv_heads", "<= 65535 (grid y)", str(l.num_kv_heads));
   require(l.partitions <= kMaxGridYZ, fn, "partitions", "<= 65535 (grid z)", str(l.partitions));
@@ -140,6 +141,51 @@ inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l)
   return a;
 }
 
+inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l) {
+  return make_decode_kernel_args(l, "uq::gfx950::launch_decode_partitions");
+}
+
+// Several query tokens per sequence (spec §5.9). The multi-token kernel holds the rows of all of a
+// sequence's query tokens in one 16-column MFMA tile (decode_args.hpp, kTileQueryRows): a plan
+// whose max_query_len * qg exceeds 16 is refused here (the dispatch then runs the generic path
+// and says why). Everything else is the one-token kernel's, per query token (q, out, lse and the
+// partial rows have one row of QG heads per query token).
+inline DecodeQueriesKernelArgs make_decode_queries_kernel_args(const DecodeQueriesLaunch& l) {
+  using namespace launch_detail;
+  constexpr const char* fn = "uq::gfx950::launch_decode_queries";
+  require(l.max_query_len >= 1, fn, "max_query_len", ">= 1", str(l.max_query_len));
+  require(static_cast<std::int64_t>(l.max_query_len) * l.qg <= kTileQueryRows, fn, "max_query_len",
+          "max_query_len * qg <= 16: the gfx950 kernel holds a sequence's query rows in one 16-column MFMA tile "
+          "(2 query tokens at qg 6 and 8, 1 at qg 16)",
+          str(l.max_query_len) + " at qg " + str(l.qg));
+  require(l.num_query_tokens >= 0, fn, "num_query_tokens", ">= 0", str(l.num_query_tokens));
+  DecodeQueriesKernelArgs a{};
+  static_cast<DecodeKernelArgs&>(a) = make_decode_kernel_args(l, fn);
+  if (l.query_start_loc == nullptr) {  // the uniform form: rows b * query_len + j < T
+    require(l.query_len >= 1 && l.query_len <= l.max_query_len, fn, "query_len", "1 .. max_query_len",
+            str(l.query_len));
+    require(static_cast<std::int64_t>(l.num_seqs) * l.query_len <= l.num_query_tokens, fn, "num_query_tokens",
+            ">= num_seqs * query_len", str(l.num_query_tokens));
+  } else {
+    require(l.query_start_loc_stride >= 0 && 4 * l.query_start_loc_stride + 4 < kMaxRange, fn,
+            "query_start_loc stride", ">= 0, two entries within 2^31 bytes", str(l.query_start_loc_stride));
+  }
+  // the q rows of a sequence's query tokens: one buffer range from the first token's
+  const std::int64_t token_bytes = 2 * l.q_stride_seq;
+  const std::int64_t q_tokens = static_cast<std::int64_t>(a.q_group_bytes) + (l.max_query_len - 1) * token_bytes;
+  require(q_tokens < kMaxRange, fn, "q", "the rows of one KV head of max_query_len query tokens within 2^31 bytes",
+          str(q_tokens));
+  a.query_start_loc = l.query_start_loc;
+  a.query_start_loc_stride = l.query_start_loc_stride;
+  a.start_pair_bytes = static_cast<std::uint32_t>(4 * l.query_start_loc_stride + 4);
+  a.query_len = l.query_len;
+  a.max_query_len = l.max_query_len;
+  a.num_query_tokens = l.num_query_tokens;
+  a.num_seqs = l.num_seqs;
+  a.q_token_bytes = l.max_query_len > 1 ? static_cast<std::uint32_t>(token_bytes) : 0u;
+  return a;
+}
+
 inline ReduceKernelArgs make_reduce_kernel_args(const DecodeReduceLaunch& l) {
   using namespace launch_detail;
   constexpr const char* fn = "uq::gfx950::launch_decode_reduce";
@@ -161,6 +207,7 @@ inline ReduceKernelArgs make_reduce_kernel_args(const DecodeReduceLaunch& l) {
 // Check and launch in one (tests; the dispatch keeps the arguments it checked). Defined only
 // where the HIP launchers are linked (not in the emulator's builds).
 inline void launch_decode_partitions(const DecodePartitionsLaunch& l) { launch_decode_partitions(l, make_decode_kernel_args(l)); }
+inline void launch_decode_queries(const DecodeQueriesLaunch& l) { launch_decode_queries(l, make_decode_queries_kernel_args(l)); }
 inline void launch_decode_reduce(const DecodeReduceLaunch& l) { launch_decode_reduce(l, make_reduce_kernel_args(l)); }
 
 }  // namespace uq::gfx950

@@ -1,6 +1,8 @@
 // The decode kernel's query prologue: q8 = e4m3(WHT(fp32(q))) (or e4m3(fp32(q)) for a
 // pre-rotated q) of the QG rows of one KV head, written to LDS as QG rows of 256 E4M3 bytes
-// in natural dim order, and the scaled MFMA's Q operands read back from there. The loads
+// in natural dim order, and the scaled MFMA's Q operands read back from there. The multi-token
+// kernel (spec §5.9) has the rows of up to 16 / QG query tokens instead: tile row r = j QG + g
+// is query token j's row g (Rows = tile_query_rows(QG) of them, `live` = n_b QG in use). The loads
 // (load_query) are issued apart from the rest (write_query_lds), so that the kernel can issue
 // its first tiles' loads in between.
 //
@@ -14,7 +16,7 @@
 // WHT stages 0..4 (pair strides 1..16) pair values inside the lane; stages 5..7 (strides
 // 32, 64, 128) pair chunk c with chunk c ^ 1, ^ 2, ^ 4 of the same row, i.e. lane L ^ 1, ^ 2,
 // ^ 4, exchanged with ds_swizzle. Rows past QG (QG = 6: rows 6 and 7) read zeros and are
-// not stored, but their lanes take part in the swizzles.
+// not stored, but their lanes take part in the swizzles (likewise rows past `live`).
 #pragma once
 
 #include "gfx950/decode_args.hpp"
@@ -23,14 +25,59 @@
 namespace uq::gfx950 {
 namespace decode_detail {
 
-// The 32 dims of one lane's query chunk, as floats. Rows that are not loaded (row_ok false)
-// read zeros through an out-of-range offset.
+// Where a workgroup's query rows are (wave-uniform): tile row r < live is query head
+// h * QG + r % QG of query token `token` + r / QG, all within `range` bytes from the first row's
+// first element. The one-token kernel: token = the sequence, live = QG, range = q_group_bytes.
+struct QueryRows {
+  std::uint32_t token;
+  std::uint32_t live;
+  std::uint32_t range;
+};
+
+template <int QG, int Rows>
+UQ_DEVICE inline buffer_rsrc query_rsrc(const DecodeKernelArgs& a, const QueryRows& rows, std::uint32_t h) {
+  const std::int64_t first = static_cast<std::int64_t>(rows.token) * a.q_stride_seq +
+                             static_cast<std::int64_t>(h) * QG * a.q_stride_head;
+  if constexpr (Rows == QG) return make_buffer_rsrc(a.q + first, a.q_group_bytes);
+  return make_buffer_rsrc(a.q + first, rows.range);
+}
+
+// Whether tile row `row` is one of the rows in use (the one-token kernel: its QG rows).
+template <int QG, int Rows>
+UQ_DEVICE inline bool row_live(std::uint32_t row, std::uint32_t live) {
+  if constexpr (Rows == QG) return row < static_cast<std::uint32_t>(QG);
+  return row < live;
+}
+
+// Tile row `row`'s first element, counted from the resource's (Rows = QG: one token's rows).
+template <int QG, int Rows>
+UQ_DEVICE inline std::int64_t query_row_element(const DecodeKernelArgs& a, std::uint32_t row) {
+  if constexpr (Rows == QG) {
+    return static_cast<std::int64_t>(row) * a.q_stride_head;
+  } else {
+    // Token 0 or 1 (a select, not a division by QG: at QG 6 the division's registers made the
+    // compiler spill scalars).
+    static_assert(max_tile_query_tokens(QG) <= 2, "a tile holds the rows of at most 2 query tokens");
+    const bool second = row >= static_cast<std::uint32_t>(QG);
+    const std::int64_t head = static_cast<std::int64_t>(second ? row - QG : row) * a.q_stride_head;
+    return second ? a.q_stride_seq + head : head;
+  }
+}
+
+// How load_query_chunk loads: by kQVectorLoads (each call tests the flag), or always one form
+// (a caller that tests the flag once around several calls).
+enum class QueryLoads { by_flag, vector, elements };
+
+// The 32 dims of one lane's query chunk of tile row `row`, as floats: dim-contiguous rows
+// (kQVectorLoads) in four 16-byte loads of 8 bf16 each, any other layout in one 2-byte load per
+// element. Rows that are not loaded (row_ok false) read zeros through an out-of-range offset.
+template <int QG, int Rows, QueryLoads Form = QueryLoads::by_flag>
 UQ_DEVICE inline void load_query_chunk(const DecodeKernelArgs& a, const buffer_rsrc& q_rsrc,
                                        std::uint32_t row, std::uint32_t chunk, bool row_ok,
                                        float (&x)[32]) {
-  const std::int64_t first = static_cast<std::int64_t>(row) * a.q_stride_head +
+  const std::int64_t first = query_row_element<QG, Rows>(a, row) +
                              static_cast<std::int64_t>(32 * chunk) * a.q_stride_dim;
-  if (a.flags & kQVectorLoads) {
+  if ((Form == QueryLoads::by_flag && (a.flags & kQVectorLoads)) || Form == QueryLoads::vector) {
     // Dim-contiguous rows: four 16-byte loads of 8 bf16 each.
     const std::uint32_t base = row_ok ? static_cast<std::uint32_t>(2 * first) : kMaskedOffset;
     UQ_GFX950_UNROLL
@@ -100,25 +147,39 @@ UQ_DEVICE inline std::uint32_t e4m3x4(float a, float b, float c, float d) {
   return cvt_pk_fp8_f32<true>(clamp(c), clamp(d), lo);
 }
 
-// The QG query rows of KV head h of sequence b, from their first element: a real byte range.
-UQ_DEVICE inline buffer_rsrc query_rsrc(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h, int qg) {
-  const std::int64_t first = static_cast<std::int64_t>(b) * a.q_stride_seq +
-                             static_cast<std::int64_t>(h) * qg * a.q_stride_head;
-  return make_buffer_rsrc(a.q + first, a.q_group_bytes);
-}
-
 constexpr int query_passes(int qg) { return (qg + 7) / 8; }
 
-// Issues the loads of the QG query rows of KV head h of sequence b: pass i, lane L holds row
-// (L >> 3) + 8i, dims 32 (L & 7) .. + 31 (rows past QG read zeros).
-template <int QG>
-UQ_DEVICE inline void load_query(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h, std::uint32_t lane,
-                                 float (&x)[query_passes(QG)][32]) {
-  const buffer_rsrc q_rsrc = query_rsrc(a, b, h, QG);
-  UQ_GFX950_UNROLL
-  for (int pass = 0; pass < query_passes(QG); ++pass) {
-    const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
-    load_query_chunk(a, q_rsrc, row, lane & 7, row < static_cast<std::uint32_t>(QG), x[pass]);
+// Issues the loads of the tile's query rows: pass i, lane L holds row (L >> 3) + 8i, dims
+// 32 (L & 7) .. + 31 (rows past rows.live read zeros).
+template <int QG, int Rows = QG>
+UQ_DEVICE inline void load_query(const DecodeKernelArgs& a, const QueryRows& rows, std::uint32_t h,
+                                 std::uint32_t lane, float (&x)[query_passes(Rows)][32]) {
+  const buffer_rsrc q_rsrc = query_rsrc<QG, Rows>(a, rows, h);
+  if constexpr (Rows == QG) {
+    UQ_GFX950_UNROLL
+    for (int pass = 0; pass < query_passes(Rows); ++pass) {
+      const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
+      load_query_chunk<QG, Rows>(a, q_rsrc, row, lane & 7, row_live<QG, Rows>(row, rows.live), x[pass]);
+    }
+  } else {
+    // The multi-token kernel: one branch around both passes, so that both passes' loads are
+    // issued before either is waited for (with a branch per pass, as above, the compiler waits
+    // for each pass's loads in turn: one memory round trip a pass).
+    if (a.flags & kQVectorLoads) {  // wave-uniform
+      UQ_GFX950_UNROLL
+      for (int pass = 0; pass < query_passes(Rows); ++pass) {
+        const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
+        load_query_chunk<QG, Rows, QueryLoads::vector>(a, q_rsrc, row, lane & 7, row_live<QG, Rows>(row, rows.live),
+                                                       x[pass]);
+      }
+    } else {
+      UQ_GFX950_UNROLL
+      for (int pass = 0; pass < query_passes(Rows); ++pass) {
+        const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
+        load_query_chunk<QG, Rows, QueryLoads::elements>(a, q_rsrc, row, lane & 7,
+                                                         row_live<QG, Rows>(row, rows.live), x[pass]);
+      }
+    }
   }
 }
 
@@ -136,17 +197,17 @@ UQ_DEVICE inline std::uint32_t nonfinite_rows_of_pass(const float (&x)[32], int 
   return rows << (8 * pass);
 }
 
-// Bit r set: query row r of KV head h is non-finite. What a partition without tokens reads of
-// q (partition 0 only): the loads of the prologue, without rotation or LDS.
-template <int QG>
-UQ_DEVICE inline std::uint32_t nonfinite_query_rows(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h,
-                                                    std::uint32_t lane) {
-  float x[query_passes(QG)][32];
-  load_query<QG>(a, b, h, lane, x);
-  std::uint32_t rows = 0;
+// Bit r set: tile row r is non-finite. What a partition without tokens reads of q (partition 0
+// only): the loads of the prologue, without rotation or LDS.
+template <int QG, int Rows = QG>
+UQ_DEVICE inline std::uint32_t nonfinite_query_rows(const DecodeKernelArgs& a, const QueryRows& rows,
+                                                    std::uint32_t h, std::uint32_t lane) {
+  float x[query_passes(Rows)][32];
+  load_query<QG, Rows>(a, rows, h, lane, x);
+  std::uint32_t bad = 0;
   UQ_GFX950_UNROLL
-  for (int pass = 0; pass < query_passes(QG); ++pass) rows |= nonfinite_rows_of_pass(x[pass], pass);
-  return rows;
+  for (int pass = 0; pass < query_passes(Rows); ++pass) bad |= nonfinite_rows_of_pass(x[pass], pass);
+  return bad;
 }
 
 // The byte of LDS where row `row`'s 16-byte chunk `chunk` lives (layout above).
@@ -157,17 +218,17 @@ UQ_DEVICE inline std::uint32_t query_chunk_at(std::uint32_t q_lds, std::uint32_t
 // Writes q8 of the loaded rows (load_query) to q_lds and waits for the whole wave's stores.
 // Returns the non-finite rows (nonfinite_query_rows); their q8 is stored as 0, so that every
 // score stays finite (the epilogue replaces their results).
-template <int QG>
-UQ_DEVICE inline std::uint32_t write_query_lds(const DecodeKernelArgs& a, float (&xs)[query_passes(QG)][32],
-                                               std::uint32_t q_lds, std::uint32_t lane) {
+template <int QG, int Rows = QG>
+UQ_DEVICE inline std::uint32_t write_query_lds(const DecodeKernelArgs& a, float (&xs)[query_passes(Rows)][32],
+                                               std::uint32_t live, std::uint32_t q_lds, std::uint32_t lane) {
   const std::uint32_t chunk = lane & 7;
   const bool rotate = (a.flags & kQRotated) == 0;
   std::uint32_t nonfinite = 0;
   UQ_GFX950_UNROLL
-  for (int pass = 0; pass < query_passes(QG); ++pass) {
+  for (int pass = 0; pass < query_passes(Rows); ++pass) {
     float (&x)[32] = xs[pass];
     const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
-    const bool row_ok = row < static_cast<std::uint32_t>(QG);
+    const bool row_ok = row_live<QG, Rows>(row, live);
     nonfinite |= nonfinite_rows_of_pass(x, pass);
     if (rotate) wht256_across_lanes(x, chunk);  // wave-uniform branch
     std::uint32_t bytes[8];
@@ -190,11 +251,12 @@ UQ_DEVICE inline std::uint32_t write_query_lds(const DecodeKernelArgs& a, float 
 // row r, bytes 0..15 = dims 128i + 16g + 0..15 and bytes 16..31 = dims 128i + 64 + 16g +
 // 0..15 (docs/gfx950-isa.md §1.3, fp8). Reading those two 16-byte pieces of the natural-order
 // row is the head-dim permutation qperm of docs/spec/ultraquant-sources.md §4.2 (which the
-// original folded into the rotation instead). Rows r >= QG are zero.
-template <int QG>
-UQ_DEVICE inline i32x8 query_operand(std::uint32_t q_lds, std::uint32_t lane, int issue) {
+// original folded into the rotation instead). Rows r >= live (QG for one token) are zero.
+template <int QG, int Rows = QG>
+UQ_DEVICE inline i32x8 query_operand(std::uint32_t q_lds, std::uint32_t lane, int issue,
+                                     std::uint32_t live = static_cast<std::uint32_t>(QG)) {
   const std::uint32_t g = lane >> 4, r = lane & 15;
-  const bool row_ok = r < static_cast<std::uint32_t>(QG);
+  const bool row_ok = row_live<QG, Rows>(r, live);
   const std::uint32_t row = row_ok ? r : 0u;
   const std::uint32_t first = 8u * static_cast<std::uint32_t>(issue) + g;  // chunk of dims 128i + 16g
   const u32x4 lo = lds_load<u32x4>(query_chunk_at(q_lds, row, first));

@@ -1,6 +1,6 @@
-// The decode kernel's per-tile memory side: where a 16-token tile lives (its block, found
-// through the block table, as a buffer resource covering exactly that block), the global
-// loads of its K and V bytes, and the status count of a bad block id.
+// The decode kernel's per-tile memory side: the sequence's length, where a 16-token tile lives
+// (its block, found through the block table, as a buffer resource covering exactly that
+// block), the global loads of its K and V bytes, and the status count of a bad block id.
 //
 // Block ids: one vector load fetches the table entries of 64 consecutive tiles of the
 // partition, lane j holding tile j's (tiles of one block load the same entry); a tile's id is
@@ -20,12 +20,38 @@
 
 #include "gfx950/decode_args.hpp"
 #include "gfx950/isa.hpp"
+#include "uq/core/sequence_rules.hpp"
 
 namespace uq::gfx950 {
 namespace decode_detail {
 
 // Tiles whose block-table entries one load fetches (one a lane).
 constexpr std::int32_t kIdsPerLoad = 64;
+
+// The sequence length as the kernel uses it (spec §6) from seq_lens[b] as read (`raw`), counted
+// once per sequence by the workgroup that is `counting` ((b, 0, 0)): < 0 -> 0,
+// > max_blocks_per_seq * block_size -> clamped.
+UQ_DEVICE inline std::int64_t clamp_seq_len(const DecodeKernelArgs& a, std::int64_t raw, bool counting,
+                                            std::uint32_t lane) {
+  const uq::impl::RequestLength len =
+      uq::impl::request_length(raw, static_cast<std::int64_t>(a.max_blocks_per_seq) << a.block_size_log2);
+  if (counting && lane == 0) {
+    if (len.negative) atomic_add_u64(a.counters + kCounterNegativeSeqLens, 1ull);
+    if (len.too_long) atomic_add_u64(a.counters + kCounterLongSeqLens, 1ull);
+  }
+  return len.tokens;
+}
+
+// seq_lens[b]'s buffer resource.
+UQ_DEVICE inline buffer_rsrc seq_len_rsrc(const DecodeKernelArgs& a, std::uint32_t b) {
+  return make_buffer_rsrc(a.seq_lens + static_cast<std::int64_t>(b) * a.seq_lens_stride, 4u);
+}
+
+UQ_DEVICE inline std::int64_t clamped_seq_len(const DecodeKernelArgs& a, std::uint32_t b, bool counting,
+                                              std::uint32_t lane) {
+  const std::int64_t raw = static_cast<std::int32_t>(readfirstlane(buffer_load_b32(seq_len_rsrc(a, b), 0u)));
+  return clamp_seq_len(a, raw, counting, lane);
+}
 
 // Tile k of a partition (wave-uniform): tile-group p + (k >> 4) * P, tile k & 15 of it.
 struct TilePosition {
@@ -34,10 +60,16 @@ struct TilePosition {
   std::uint32_t pos_in_block;  // T0 mod block_size
 };
 
+// T0 in the caller's integer type (the multi-token kernel's masks compute it in 32 bits: T0 < L).
+template <class I>
+UQ_DEVICE inline I tile_first_token(std::int32_t p, std::int32_t k, std::int32_t partitions) {
+  const I tile_group = static_cast<I>(p) + static_cast<I>(k >> 4) * static_cast<I>(partitions);
+  return tile_group * static_cast<I>(kTileGroupTokens) + static_cast<I>(k & 15) * static_cast<I>(kTileTokens);
+}
+
 UQ_DEVICE inline TilePosition tile_position(const DecodeKernelArgs& a, std::int32_t p, std::int32_t k) {
   TilePosition t;
-  const std::int64_t tile_group = p + static_cast<std::int64_t>(k >> 4) * a.partitions;
-  t.first_token = tile_group * kTileGroupTokens + static_cast<std::int64_t>(k & 15) * kTileTokens;
+  t.first_token = tile_first_token<std::int64_t>(p, k, a.partitions);
   t.logical_block = t.first_token >> a.block_size_log2;
   t.pos_in_block = static_cast<std::uint32_t>(t.first_token & ((std::int64_t{1} << a.block_size_log2) - 1));
   return t;

@@ -19,9 +19,12 @@ namespace uq::gfx950 {
 using uq::impl::decode_partitions_launch;
 using uq::impl::decode_reduce_launch;
 using uq::impl::DecodePartitionsLaunch;
+using uq::impl::DecodeQueriesLaunch;
 using uq::impl::DecodeReduceLaunch;
 
 void launch_decode_partitions(const DecodePartitionsLaunch& l, const DecodeKernelArgs& a);
+// Several query tokens per sequence (spec §5.9): the same grid, the multi-token kernel.
+void launch_decode_queries(const DecodeQueriesLaunch& l, const DecodeQueriesKernelArgs& a);
 void launch_decode_reduce(const DecodeReduceLaunch& l, const ReduceKernelArgs& a);
 
 }  // namespace uq::gfx950

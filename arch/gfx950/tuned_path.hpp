@@ -1,6 +1,8 @@
 // Path::Gfx950's specialisations of the tuned-path seam (uq/impl/tuned_path.hpp): where it runs (a
 // Kokkos HIP execution space) and the operations it implements — the decode partition kernel,
-// the reducer and the index scorer of library uq_gfx950. Any other launch type is unavailable
+// its multi-token variant (spec §5.9, where a sequence's query rows fit one MFMA tile: the
+// launcher refuses the others, which then run generic), the reducer and the index scorer of
+// library uq_gfx950. Any other launch type is unavailable
 // here. Included by uq/impl/tuned_path.hpp in a Kokkos HIP build linked with uq_gfx950.
 #pragma once
 
@@ -42,6 +44,13 @@ struct TunedOp<Path::Gfx950, DecodePartitionsLaunch>
     return PartitionChoice{r.partitions, r.tgpp};
   }
 };
+
+// Several query tokens per sequence: max_query_len * qg <= 16 (make_decode_queries_kernel_args).
+// The plan's P and TGPP are the one-token kernel's (they do not depend on n_b, spec §5.9).
+template <>
+struct TunedOp<Path::Gfx950, DecodeQueriesLaunch>
+    : LauncherOp<DecodeQueriesLaunch, gfx950::DecodeQueriesKernelArgs, &gfx950::make_decode_queries_kernel_args,
+                 &gfx950::launch_decode_queries> {};
 
 template <>
 struct TunedOp<Path::Gfx950, DecodeReduceLaunch>

@@ -90,7 +90,10 @@ def decode_tiles(seq_len, partitions, tgpp, p, tile_group_tokens=256, tile_token
 
 
 def predict_decode(kernel, plan, shape, latency, bandwidth):
+    """shape["query_len"] (default 1): query tokens a sequence (spec §5.9): the same workgroups
+    and tiles (the KV bytes are read once for all of them), that many partial rows each."""
     B, L, Hk = shape["num_seqs"], shape["seq_len"], shape["num_kv_heads"]
+    QL = shape.get("query_len", 1)
     P, tgpp = plan["partitions"], plan["tgpp"]
     tiles = [decode_tiles(L, P, tgpp, p) for p in range(P)]
     busy = [t for t in tiles if t > 0]
@@ -112,17 +115,19 @@ def predict_decode(kernel, plan, shape, latency, bandwidth):
         rb = n * most * tile_bytes
         clk, why, bounds = settle(chain(seq, latency, n, key, kernel.lds_degrees), rb, bandwidth)
         out.append(round_out(n, clk, why, bounds, rb, latency))
-    hbm = B * Hk * L * plan["slot_bytes"] + B * Hk * P * shape["qg"] * (2 * plan["head_dim"] + 8)
+    hbm = B * Hk * L * plan["slot_bytes"] + B * QL * Hk * P * shape["qg"] * (2 * plan["head_dim"] + 8)
     return finish(out, hbm, bandwidth, {"workgroups": workgroups, "waves_per_cu_max": per_cu,
-                                        "resident": occ["waves_per_cu"], "tiles_per_workgroup": most})
+                                        "resident": occ["waves_per_cu"], "tiles_per_workgroup": most,
+                                        "kernel": kernel.name})
 
 
 # ---------------------------------------------------------------- reducer
 def predict_reduce(kernel, plan, shape, latency, bandwidth):
     """Workgroups (b, hq, chunk) of kernel.waves_per_workgroup waves; each wave runs round 1,
     ceil(live / slots / batch) batches (live: the partitions that hold tokens, which are
-    p < the sequence's tile-groups) and the epilogue."""
-    B, Hk, qg = shape["num_seqs"], shape["num_kv_heads"], shape["qg"]
+    p < the sequence's tile-groups) and the epilogue. With shape["query_len"] tokens a sequence
+    (spec §5.9) it has a row per query token."""
+    B, Hk, qg = shape["num_seqs"] * shape.get("query_len", 1), shape["num_kv_heads"], shape["qg"]
     P = plan["partitions"]
     live = sum(1 for p in range(P) if decode_tiles(shape["seq_len"], P, plan["tgpp"], p) > 0)
     slots = plan["reduce_slots"]

@@ -267,6 +267,11 @@ GenericTolerance generic_tolerance(double generic, double vmax, double score_abs
   return t;
 }
 
+double lse_generic_tolerance(double generic_lse, double score_abs, double attended) {
+  const double u32 = std::ldexp(1.0, -24);
+  return u32 * (113.0 * score_abs + 4.2 * attended + 26.0 + 11.0 * std::fabs(generic_lse));
+}
+
 namespace {
 
 struct GenericComparison {
@@ -316,10 +321,9 @@ void compare_partitions(const DecodeCase& c, const PathResults& e, const PathRes
 // of the exact (tests/support/lse_tolerance.hpp): 4.2 (n + 2) u32; (d) the emulated kernel's
 // log (<= 8 u32 max(1, |log W|), arch/gfx950/decode_lse.hpp, |log W| <= |lse| + S) vs libm's
 // (1 u32): 9 u32 (1 + |lse| + S); the final M + log W on both: 2 u32 |lse|.
-// Sum: u32 (113 S + 4.2 n + 26 + 11 |lse|).
+// Sum: u32 (113 S + 4.2 n + 26 + 11 |lse|): lse_generic_tolerance.
 double compare_lse(const DecodeCase& c, const PathResults& e, const PathResults& g, const uqref::DecodeResult& ref) {
   EXPECT_EQ(e.lse.size(), g.lse.size());
-  const double u32 = std::ldexp(1.0, -24);
   double worst = 0.0;
   for (std::size_t i = 0; i < e.lse.size() && i < g.lse.size(); ++i) {
     if (std::isnan(g.lse[i]) || g.lse[i] == -INFINITY) {
@@ -327,8 +331,7 @@ double compare_lse(const DecodeCase& c, const PathResults& e, const PathResults&
           << c.name() << ": row " << i << ": emulated lse " << e.lse[i] << ", generic " << g.lse[i];
       continue;
     }
-    const double S = ref.score_abs[i], n = static_cast<double>(ref.attended[i]);
-    const double tol = u32 * (113.0 * S + 4.2 * n + 26.0 + 11.0 * std::fabs(g.lse[i]));
+    const double tol = lse_generic_tolerance(g.lse[i], ref.score_abs[i], static_cast<double>(ref.attended[i]));
     const double err = std::fabs(static_cast<double>(e.lse[i]) - g.lse[i]);
     worst = std::max(worst, std::isfinite(e.lse[i]) ? err / tol : INFINITY);
     EXPECT_LE(err, tol) << c.name() << ": row " << i << ": emulated lse " << e.lse[i] << ", generic " << g.lse[i];

@@ -81,6 +81,9 @@ struct GenericTolerance {
   double smooth, flips;
 };
 GenericTolerance generic_tolerance(double generic, double vmax, double score_abs, std::int64_t attended);
+// The tolerance of the emulated lse against the generic one (derivation at compare_lse,
+// emu_decode_path.cpp): score_abs and attended tokens of the row.
+double lse_generic_tolerance(double generic_lse, double score_abs, double attended);
 
 // After a reference check of run_both_paths' emulated result: records it in `both`, compares
 // the emulated path with the generic one (outputs, partitions, lse, counters) and prints the

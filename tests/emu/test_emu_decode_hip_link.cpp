@@ -56,6 +56,28 @@ TEST(Gfx950Link, PartitionLaunchFailsWithoutDevice) {
   EXPECT_NE(what.find("hipError"), std::string::npos) << what;
 }
 
+// The multi-token kernel's launcher (decode_queries.hip) links and reaches the runtime too.
+TEST(Gfx950Link, QueriesLaunchFailsWithoutDevice) {
+  if (hip_devices() > 0) GTEST_SKIP() << "a HIP device is present: this test covers the no-device path only";
+  uq::gfx950::DecodeQueriesLaunch l;
+  l.num_seqs = 1;
+  l.num_kv_heads = 1;
+  l.qg = 8;
+  l.block_size = 16;
+  l.slot_bytes = 272;
+  l.max_blocks_per_seq = 1;
+  l.partitions = 1;
+  l.tgpp = 1;
+  l.q_stride_seq = 8 * 256;
+  l.q_stride_head = 256;
+  l.query_len = 2;
+  l.max_query_len = 2;
+  l.num_query_tokens = 2;
+  const std::string what = launch_error([&] { uq::gfx950::launch_decode_queries(l); });
+  EXPECT_NE(what.find("uq::gfx950::launch_decode_queries"), std::string::npos) << what;
+  EXPECT_NE(what.find("hipError"), std::string::npos) << what;
+}
+
 TEST(Gfx950Link, ReduceLaunchFailsWithoutDevice) {
   if (hip_devices() > 0) GTEST_SKIP() << "a HIP device is present: this test covers the no-device path only";
   uq::gfx950::DecodeReduceLaunch l;
