@@ -38,6 +38,7 @@
 #include "uq/impl/host_simd.hpp"
 #include "uq/impl/math.hpp"
 #include "uq/impl/status_counters.hpp"
+#include "uq/impl/team_policy.hpp"
 #include "uq/partitions.hpp"
 #include "uq/types.hpp"
 #include "uq/ultraquant.hpp"
@@ -118,7 +119,7 @@ template <int QG, class ExecSpace, class QView, class TableView, class LenView, 
 struct DecodePartitionsGeneric {
   // 256 threads, at least 4 teams per multiprocessor: the kernel is issue-bound, so
   // occupancy (warps to hide latency) matters more than a few registers.
-  using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 4>>;
+  using policy = TeamPolicyFor<ExecSpace, Kokkos::LaunchBounds<256, 4>>;
   using member = typename policy::member_type;
   using MemSpace = typename ExecSpace::memory_space;
 
@@ -861,6 +862,7 @@ struct DecodePartitionsGeneric {
     const std::int64_t level1 = (kHostLoops ? kHostScratchBytes + 16 : 0) +
                                 (max_query_len > 1 ? extra_scratch_bytes(max_query_len) + 16 : 0);
     if (level1 > 0) pol.set_scratch_size(1, Kokkos::PerTeam(static_cast<int>(level1)));
+    static_assert(fits_kernel_argument<std::decay_t<decltype(*this)>>, "the functor must travel as a kernel argument");
     Kokkos::parallel_for(max_query_len > 1 ? "uq::decode::queries" : "uq::decode::partitions", pol, *this);
   }
 };

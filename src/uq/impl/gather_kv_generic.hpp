@@ -10,6 +10,7 @@
 #include "uq/core/sequence_rules.hpp"
 #include "uq/impl/decode_generic.hpp"
 #include "uq/impl/status_counters.hpp"
+#include "uq/impl/team_policy.hpp"
 #include "uq/types.hpp"
 #include "uq/ultraquant.hpp"
 
@@ -22,7 +23,7 @@ namespace impl {
 
 template <class ExecSpace, class Tables, class Starts, class K, class V, class Counts>
 struct GatherKvGeneric {
-  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using policy = TeamPolicyFor<ExecSpace>;
   using member = typename policy::member_type;
   static constexpr int kCodeBytes = ultraquant::kHeadDim / 2;  // 128: two elements a byte
 
@@ -112,6 +113,7 @@ struct GatherKvGeneric {
     if (league == 0) return;
     policy pol = runs_on_host<ExecSpace>() ? policy(exec, static_cast<int>(league), 1)
                                            : policy(exec, static_cast<int>(league), 256);
+    static_assert(fits_kernel_argument<std::decay_t<decltype(*this)>>, "the functor must travel as a kernel argument");
     Kokkos::parallel_for("uq::gather_kv", pol, *this);
   }
 };

@@ -11,6 +11,7 @@
 
 #include "uq/impl/decode_generic.hpp"
 #include "uq/impl/math.hpp"
+#include "uq/impl/team_policy.hpp"
 #include "uq/types.hpp"
 #include "uq/wht.hpp"
 
@@ -25,7 +26,7 @@ inline constexpr int kReduceChunkDims = 64;
 template <class ExecSpace, class OutView,
           class LseView = Kokkos::View<float**, Kokkos::LayoutStride, typename ExecSpace::memory_space>>
 struct ReduceGeneric {
-  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using policy = TeamPolicyFor<ExecSpace>;
   using member = typename policy::member_type;
   using MemSpace = typename ExecSpace::memory_space;
   static constexpr int kChunk = kReduceChunkDims;    // dims per team
@@ -108,6 +109,7 @@ struct ReduceGeneric {
     policy pol = runs_on_host<ExecSpace>() ? policy(exec, league, Kokkos::AUTO)
                                            : policy(exec, league, kGroups * kChunk);
     pol.set_scratch_size(0, Kokkos::PerTeam((partitions + kGroups * kChunk) * static_cast<int>(sizeof(float))));
+    static_assert(fits_kernel_argument<std::decay_t<decltype(*this)>>, "the functor must travel as a kernel argument");
     Kokkos::parallel_for("uq::decode::reduce", pol, *this);
   }
 };

@@ -2,6 +2,7 @@
 // team per (sequence, head) row.
 #pragma once
 
+#include "uq/impl/team_policy.hpp"
 #include "uq/types.hpp"
 #include "uq/wht.hpp"
 
@@ -12,7 +13,7 @@ namespace impl {
 
 template <class ExecSpace, class QView, class OutView>
 struct RotateQueryGeneric {
-  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using policy = TeamPolicyFor<ExecSpace>;
   using member = typename policy::member_type;
 
   QView q;
@@ -34,6 +35,7 @@ struct RotateQueryGeneric {
     if (rows == 0) return;
     policy p(exec, rows, Kokkos::AUTO);
     p.set_scratch_size(0, Kokkos::PerTeam(kHeadDim * sizeof(float)));
+    static_assert(fits_kernel_argument<std::decay_t<decltype(*this)>>, "the functor must travel as a kernel argument");
     Kokkos::parallel_for("uq::rotate_query", p, *this);
   }
 };

@@ -34,6 +34,7 @@
 #include "uq/error.hpp"
 #include "uq/impl/score_rows.hpp"
 #include "uq/impl/status_counters.hpp"
+#include "uq/impl/team_policy.hpp"
 #include "uq/nvfp4.hpp"
 #include "uq/types.hpp"
 
@@ -172,7 +173,7 @@ struct ScoreGeneric {
   // At most 128 registers a thread so that kTeamsPerUnit teams are resident on an H200 SM
   // (the compiler's own choice, 168, left 3 and a 1.3-wave grid:
   // docs/perf-log/2026-12-02-generic-scorer-restructure.md).
-  using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kWarps * kLanes, kTeamsPerUnit>>;
+  using policy = TeamPolicyFor<ExecSpace, Kokkos::LaunchBounds<kWarps * kLanes, kTeamsPerUnit>>;
   using member = typename policy::member_type;
   static constexpr bool kHost = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
 
@@ -551,6 +552,7 @@ struct ScoreGeneric {
     policy pol = kHost ? policy(exec, static_cast<int>(league), 1, 1)
                        : policy(exec, static_cast<int>(league), kWarps, kLanes);
     pol.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
+    static_assert(fits_kernel_argument<std::decay_t<decltype(*this)>>, "the functor must travel as a kernel argument");
     Kokkos::parallel_for("uq::score", pol, *this);
   }
 };

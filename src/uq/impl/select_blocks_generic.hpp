@@ -10,6 +10,7 @@
 #include "uq/error.hpp"
 #include "uq/impl/score_rows.hpp"
 #include "uq/impl/status_counters.hpp"
+#include "uq/impl/team_policy.hpp"
 #include "uq/nvfp4.hpp"
 #include "uq/types.hpp"
 
@@ -36,7 +37,7 @@ KOKKOS_INLINE_FUNCTION std::uint64_t selection_key(float score, std::int64_t blo
 
 template <class ExecSpace, class ScoreView, class LenView, class OutView, class CountView>
 struct SelectBlocksGeneric {
-  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using policy = TeamPolicyFor<ExecSpace>;
   using member = typename policy::member_type;
 
   ScoreView scores;
@@ -84,6 +85,7 @@ struct SelectBlocksGeneric {
   void launch(const ExecSpace& exec, std::int64_t heads) const {
     const std::int64_t league = heads * rows;
     if (league == 0) return;
+    static_assert(fits_kernel_argument<std::decay_t<decltype(*this)>>, "the functor must travel as a kernel argument");
     Kokkos::parallel_for("uq::select_blocks", policy(exec, static_cast<int>(league), Kokkos::AUTO), *this);
   }
 };

@@ -23,6 +23,7 @@
 #pragma once
 
 #include "uq/impl/status_counters.hpp"
+#include "uq/impl/team_policy.hpp"
 #include "uq/impl/writer_codes.hpp"
 #include "uq/impl/writer_io.hpp"
 #include "uq/nvfp4.hpp"
@@ -48,8 +49,7 @@ struct WriteIndexKeysGeneric {
   static constexpr int kKeysPerChunk = 16 / int(sizeof(key_type));
   static constexpr int kChunksPerGroup = nvfp4::kGroup / kKeysPerChunk;
 
-  using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kThreads, 8>,
-                                    Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>;
+  using policy = TeamPolicyFor<ExecSpace, Kokkos::LaunchBounds<kThreads, 8>>;
   using member = typename policy::member_type;
 
   KeyView keys;
@@ -171,6 +171,7 @@ struct WriteIndexKeysGeneric {
   void launch(const ExecSpace& exec) const {
     const std::int64_t league = (num_tokens + kTokens - 1) / kTokens;
     if (league == 0) return;
+    static_assert(fits_kernel_argument<std::decay_t<decltype(*this)>>, "the functor must travel as a kernel argument");
     Kokkos::parallel_for("uq::write_index_keys", policy(exec, static_cast<int>(league), kThreads), *this);
   }
 };

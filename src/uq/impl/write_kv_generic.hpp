@@ -50,6 +50,7 @@
 
 #include "uq/impl/math.hpp"
 #include "uq/impl/status_counters.hpp"
+#include "uq/impl/team_policy.hpp"
 #include "uq/impl/writer_codes.hpp"
 #include "uq/impl/writer_io.hpp"
 #include "uq/types.hpp"
@@ -206,13 +207,10 @@ struct WriteKvGeneric {
   static_assert(kLanes == 1 || (kGroupMaxOffset % 4 == 0 && kGroupMaxPitch % 4 == 0),
                 "group maxima are read in 16-byte chunks");
 
-  // Light weight: the functor travels as a kernel argument, never through the
-  // constant-memory path (which waits on the host for the previous such kernel).
   // Teams a compute unit keeps resident (the launch bound: at most 65536 / (kTeam * 7)
   // = 73 registers a thread, room for a batch's rows in flight beside the one at work).
   static constexpr int kTeamsPerUnit = 7;
-  using policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kTeam, kTeamsPerUnit>,
-                                    Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>;
+  using policy = TeamPolicyFor<ExecSpace, Kokkos::LaunchBounds<kTeam, kTeamsPerUnit>>;
   using member = typename policy::member_type;
   // Hosts: one item per index of a range.
   using host_policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
@@ -540,6 +538,7 @@ struct WriteKvGeneric {
       if (max_league > 0 && league > max_league) league = max_league;
       policy p(exec, league, kTeam);
       p.set_scratch_size(0, Kokkos::PerTeam(kScratchBytes));
+      static_assert(fits_kernel_argument<std::decay_t<decltype(*this)>>, "the functor must travel as a kernel argument");
       Kokkos::parallel_for("uq::write_kv", p, *this);
     }
   }
