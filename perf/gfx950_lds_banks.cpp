@@ -151,6 +151,11 @@ int main() {
     uq::emu::reset_lds_bank_profile();
     uq::gfx950::emulate_decode_queries(dq.queries(qg, 2, 16 / qg), true);
     out += ", \"uq_gfx950_decode_queries_qg" + std::to_string(qg) + "\": " + take_profile();
+    // The two-N-tile kernel, full: 32 / QG query tokens a sequence.
+    DecodeProblem dq2;
+    uq::emu::reset_lds_bank_profile();
+    uq::gfx950::emulate_decode_queries(dq2.queries(qg, 2, 32 / qg), true);
+    out += ", \"uq_gfx950_decode_queries_2tiles_qg" + std::to_string(qg) + "\": " + take_profile();
     if (qg == 6) {
       // The reducer on these partials, and on a wide plan (P = 300, many empty partitions).
       uq::emu::reset_lds_bank_profile();

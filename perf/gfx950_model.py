@@ -16,6 +16,7 @@ record per (operation, shape, bandwidth, latency, clock): {"op", "shape", "parti
 "reducer_us", "total_us", "bandwidth_TBps", "latency_us", "clock_GHz", "binds", ...}.
 --check: exit non-zero if a kernel or loop is missing (CI)."""
 import argparse
+import functools
 import json
 import math
 import os
@@ -41,8 +42,8 @@ SCORE_SHAPES = [
     {"label": "32 x 128k, 8 rows x 4 heads", "num_reqs": 32, "max_blocks": 1024, "query_len": 8, "heads": 4},
 ]
 # Several query tokens per sequence (spec §5.9, the uniform form of QL tokens): the headline
-# decode shape at QL 1 (the one-token kernel), 2 (the multi-token kernel: QL x QG <= 16) and 4
-# (refused by the gfx950 launcher at QG 6 and 8: the generic kernels run, not modelled here).
+# decode shape at QL 1 (the one-token kernel), 2 (the multi-token kernel, one N tile: QL x QG <=
+# 16) and 4 (two N tiles: QL x QG <= 32; more is refused by the gfx950 launcher).
 QUERIES_SHAPES = [dict(DECODE_SHAPES[0], qg=qg, label=f"4 x 75k, QG {qg}") for qg in (6, 8)]
 QUERY_LENS = (1, 2, 4)
 BANDWIDTHS = [("8.0 TB/s peak", hw.HBM_PEAK_BYTES_S),
@@ -86,7 +87,8 @@ def load_kernels(args, banks):
     want = {
         "decode": [("uq_gfx950_decode_qg6", DecodeKernel), ("uq_gfx950_decode_qg8", DecodeKernel),
                    ("uq_gfx950_decode_qg16", DecodeKernel)],
-        "decode_queries": [(f"uq_gfx950_decode_queries_qg{qg}", DecodeKernel) for qg in (6, 8, 16)],
+        "decode_queries": [(f"uq_gfx950_decode_queries_qg{qg}", DecodeKernel) for qg in (6, 8, 16)]
+        + [(f"uq_gfx950_decode_queries_2tiles_qg{qg}", functools.partial(DecodeKernel, n_tiles=2)) for qg in (6, 8, 16)],
         "reduce": [("uq_gfx950_decode_reduce", ReduceKernel), ("uq_gfx950_decode_reduce_p4096", ReduceKernel)],
         "score": [(f"uq_gfx950_score_r{r}{b}", ScoreKernel) for r in (1, 2, 4, 8, 16, 32) for b in ("", "_buf")],
     }
@@ -162,10 +164,17 @@ def markdown_table(rows):
     return "\n".join(out)
 
 
+def queries_kernel(shape):
+    """The multi-token kernel the gfx950 launcher takes for QL x QG rows (decode_queries.hip):
+    one 16-column N tile up to 16 rows, two up to 32."""
+    two = shape["query_len"] * shape["qg"] > 16
+    return f"uq_gfx950_decode_queries_{'2tiles_' if two else ''}qg{shape['qg']}"
+
+
 def decode_record(kernels, plan_json, shape, latency_s, bandwidth, queries=False):
     """Partition kernel + reducer of a decode shape at one latency (seconds) and bandwidth,
     at the current clock; `queries`: the multi-token kernel (shape["query_len"] tokens a sequence)."""
-    k = kernels[f"uq_gfx950_decode_{'queries_' if queries else ''}qg{shape['qg']}"]
+    k = kernels[queries_kernel(shape) if queries else f"uq_gfx950_decode_qg{shape['qg']}"]
     red = kernels["uq_gfx950_decode_reduce" if plan_json["partitions"] <= 1024 else "uq_gfx950_decode_reduce_p4096"]
     lat = round(hw.clk(latency_s))
     d = predict.predict_decode(k, plan_json, shape, lat, bandwidth)
@@ -179,7 +188,8 @@ def queries_section(args, kernels):
     lines = [f"\n## Several query tokens per sequence (spec §5.9, uniform form; HBM latency "
              f"{hw.HBM_LATENCY_S * 1e6:.1f} us, {hw.CLOCK_HZ / 1e9:.1f} GHz, gfx950 partition rule)\n",
              "QL 1 is the one-token kernel (a plan without several query tokens); QL > 1 the multi-token kernel "
-             "(uq_gfx950_decode_queries_qg*: the tile's 16 MFMA columns hold the QL x QG query rows), where "
+             "(uq_gfx950_decode_queries_qg*: one N tile of 16 MFMA columns holds the QL x QG query rows; "
+             "uq_gfx950_decode_queries_2tiles_qg*: two, up to 32 rows), where "
              "the gfx950 launcher takes it; ratio: decode + reduce over the QL 1 call's.\n"]
     rows = []
     for s in QUERIES_SHAPES:
@@ -206,9 +216,8 @@ def queries_section(args, kernels):
                             "HBM floor us": f"{(d['hbm_bytes'] + r['hbm_bytes']) / bw * 1e6:.1f}"})
                 rows.append(row)
     lines.append(markdown_table(rows))
-    lines.append("\nQL 4 at QG 6 or 8 (24 or 32 query rows) needs two MFMA N tiles a workgroup, which the "
-                 "multi-token kernel does not have: the launcher refuses it and the dispatch runs the generic "
-                 "path (path_reason() gives the refusal above).\n")
+    lines.append("\nQL 4 at QG 6 or 8 (24 or 32 query rows) takes the two-N-tile kernel; more than 32 rows "
+                 "is refused by the launcher and the dispatch runs the generic path (path_reason() says why).\n")
     return "\n".join(lines)
 
 
@@ -265,7 +274,8 @@ def main():
 
     say("\n## Steady-state paths, per unit of work (one wave; clk = 2.4 GHz clocks)\n")
     rows = []
-    for name in ("uq_gfx950_decode_qg6", "uq_gfx950_decode_queries_qg6", "uq_gfx950_decode_qg16"):
+    for name in ("uq_gfx950_decode_qg6", "uq_gfx950_decode_queries_qg6", "uq_gfx950_decode_queries_2tiles_qg6",
+                 "uq_gfx950_decode_qg16"):
         k = kernels[name]
         for p in k.paths():
             per = k.tiles_per_iteration if p is k.loop else 1

@@ -340,7 +340,7 @@ TEST(DecodeQueries, NonFiniteQueryRowsAreNanAndCountedOnce) {
 }
 
 // Multi-token runs take the device's multi-token kernel where a path has one (gfx950, for this
-// plan's 2 x 6 query rows: arch/gfx950/tuned_path.hpp; tested in tests/emu), else the generic
+// plan's 2 x 6 query rows, up to 32 a sequence: arch/gfx950/tuned_path.hpp; tested in tests/emu), else the generic
 // kernels, saying why where the device has a tuned decode; Native refuses them there.
 TEST(DecodeQueries, PathAndReason) {
   QueriesCase c;

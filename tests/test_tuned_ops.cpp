@@ -137,7 +137,7 @@ TEST(TunedOps, BuiltPathsImplementExactlyTheirOperations) {
 // path runs only where it specialises them: decode with several query tokens per sequence (which
 // extends the partition launch, so a path's one-token kernel would otherwise compute the wrong
 // thing) has a gfx950 kernel (the HIP build: arch/gfx950/tuned_path.hpp; its launcher refuses
-// the launches whose query rows do not fit one 16-column MFMA tile, which then run generic with
+// the launches whose query rows do not fit two 16-column MFMA N tiles, which then run generic with
 // that reason: tests/emu/test_emu_decode_queries.cpp); no path has the gather; and a further
 // variant of the multi-token launch (a new type derived from it) is refused by every path,
 // gfx950 included.

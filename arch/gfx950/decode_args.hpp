@@ -126,13 +126,21 @@ struct DecodeKernelArgs {
 
 // ---------------------------------------------------------------- several query tokens
 // The multi-token partition kernel (spec ultraquant.md §5.9, DecodeQueriesLaunch) puts the query
-// rows of all of a sequence's query tokens into the 16 columns of the MFMA N tile: column
-// r = j * QG + g is query token j, query head h * QG + g. A launch fits when max_query_len * QG
-// <= 16: at most 2 tokens at QG 6 and 8, 1 at QG 16.
+// rows of all of a sequence's query tokens into the 16-column MFMA N tiles: row r = j * QG + g is
+// query token j, query head h * QG + g, and sits in column r % 16 of N tile r / 16. One tile when
+// max_query_len * QG <= 16 (2 tokens at QG 6 and 8, 1 at QG 16); two tiles up to 32 rows (5, 4
+// and 2 tokens), each with its own scores, softmax state and P.V accumulators over the same K and
+// V registers. Longer launches are refused (the generic path runs them).
 constexpr int kTileQueryRows = 16;
-constexpr int max_tile_query_tokens(int qg) { return kTileQueryRows / qg; }
-// The most query rows the tile holds (12, 16, 16): the kernel's Q rows in LDS.
-constexpr int tile_query_rows(int qg) { return max_tile_query_tokens(qg) * qg; }
+constexpr int kMaxQueryTiles = 2;
+// The N tiles a launch of max_query_len tokens at QG needs (> kMaxQueryTiles: refused).
+constexpr long long query_tiles(long long max_query_len, int qg) {
+  return (max_query_len * qg + kTileQueryRows - 1) / kTileQueryRows;
+}
+constexpr int max_tile_query_tokens(int qg, int tiles = 1) { return tiles * kTileQueryRows / qg; }
+// The most query rows `tiles` N tiles hold (one: 12, 16, 16; two: 30, 32, 32): the kernel's Q
+// rows in LDS.
+constexpr int tile_query_rows(int qg, int tiles = 1) { return max_tile_query_tokens(qg, tiles) * qg; }
 
 // The multi-token kernel's arguments: the one-token kernel's (with rows of query tokens where
 // those have sequences: q, out and lse rows, partial rows [T][num_kv_heads][P][QG]) and where a

@@ -41,10 +41,18 @@ inline void emulate_decode_queries(const DecodeQueriesLaunch& l, bool profile_ld
   uq::emu::LaunchConfig config;
   config.grid = {grid.x, grid.y, grid.z};
   config.profile_lds_banks = profile_lds_banks;
-  switch (l.qg) {
-    case 6: uq::emu::launch(config, [&] { decode_queries_kernel<6>(a); }); break;
-    case 8: uq::emu::launch(config, [&] { decode_queries_kernel<8>(a); }); break;
-    default: uq::emu::launch(config, [&] { decode_queries_kernel<16>(a); }); break;
+  if (query_tiles(l.max_query_len, l.qg) <= 1) {
+    switch (l.qg) {
+      case 6: uq::emu::launch(config, [&] { decode_queries_kernel<6>(a); }); break;
+      case 8: uq::emu::launch(config, [&] { decode_queries_kernel<8>(a); }); break;
+      default: uq::emu::launch(config, [&] { decode_queries_kernel<16>(a); }); break;
+    }
+  } else {
+    switch (l.qg) {
+      case 6: uq::emu::launch(config, [&] { decode_queries_kernel<6, 2>(a); }); break;
+      case 8: uq::emu::launch(config, [&] { decode_queries_kernel<8, 2>(a); }); break;
+      default: uq::emu::launch(config, [&] { decode_queries_kernel<16, 2>(a); }); break;
+    }
   }
 }
 

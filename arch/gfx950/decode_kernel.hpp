@@ -146,6 +146,37 @@ UQ_DEVICE inline void accumulate_pv(f32x4 (&acc)[16], const float (&p)[4], std::
   }
 }
 
+// acc[n][c] += V^T[16c .. 16c+15][tokens] * bf16(P_n)[tokens][queries] for each N tile n: lane
+// (g, r) of acc[n][c] holds query r of tile n, dims 16c + 4g + 0..3. The transposing read gives
+// lane 16G + t' the 4 bf16 V[4G + j][16c + t'] (j = 0..3) when it addresses row (16G + t') >> 2,
+// dims 16c + 4(t' & 3); the N tiles share it (one read, NTiles MFMAs).
+template <int NTiles>
+UQ_DEVICE inline void accumulate_pv_tiles(f32x4 (&acc)[NTiles][16], const float (&p)[NTiles][4], std::uint32_t v_lds,
+                                    std::uint32_t lane) {
+  i16x4 p_op[NTiles];
+  UQ_GFX950_UNROLL
+  for (int n = 0; n < NTiles; ++n) {
+    p_op[n] = bit_cast<i16x4>(u32x2{cvt_pk_bf16_f32(p[n][0], p[n][1]), cvt_pk_bf16_f32(p[n][2], p[n][3])});
+  }
+  const std::uint32_t at = v_lds + (lane >> 2) * kVRowBytes + 8u * (lane & 3);
+  // Reads in groups before their MFMAs, as accumulate_pv, of kPvReads / NTiles: the same MFMAs a
+  // group (8), and 8 fewer VGPRs than groups of 8, which the two tiles' registers need to stay
+  // within 256 (2 waves a SIMD).
+  constexpr int kPvReads = 8 / NTiles;
+  UQ_GFX950_UNROLL
+  for (int c0 = 0; c0 < 16; c0 += kPvReads) {
+    i16x4 v_t[kPvReads];
+    UQ_GFX950_UNROLL
+    for (int c = 0; c < kPvReads; ++c) v_t[c] = ds_read_b64_tr_b16(at + 32u * static_cast<std::uint32_t>(c0 + c));
+    sched_barrier<0>();
+    UQ_GFX950_UNROLL
+    for (int c = 0; c < kPvReads; ++c) {
+      UQ_GFX950_UNROLL
+      for (int n = 0; n < NTiles; ++n) acc[n][c0 + c] = mfma_f32_16x16x16_bf16(v_t[c], p_op[n], acc[n][c0 + c]);
+    }
+  }
+}
+
 // The tile loop's state between tiles: where the next tiles come from.
 struct TileStream {
   std::uint32_t ids;  // block-table entries of tiles 64c .. 64c + 63 (c: the chunk in use)
@@ -206,21 +237,58 @@ UQ_DEVICE inline void process_tile(const DecodeKernelArgs& a, TileStream& ts, st
   src = next;
 }
 
+// The multi-token kernel's tile with NTiles N tiles (spec §5.9): process_tile's steps, each N
+// tile with its own scores, softmax state, Q operands and accumulators over the same K and V
+// registers and V tile. (Reading tile 1's Q operands from LDS each tile instead of holding them
+// took more VGPRs, not fewer: 269 against 258 at QG 6.) A function of its own rather
+// than process_tile with loops over the N tiles: with those loops, even of one trip, the
+// one-token kernel's code came out scheduled differently.
+template <int NTiles>
+UQ_DEVICE inline void process_tiles(const DecodeKernelArgs& a, TileStream& ts, std::int32_t k, TileSource& src,
+                                    KLoads& kl, VLoads& vl, const i32x8 (&q_op)[NTiles][2], std::uint32_t v_lds,
+                                    std::uint32_t lane,
+                                    SoftmaxState (&st)[NTiles], f32x4 (&acc)[NTiles][16],
+                                    const std::int32_t (&row_tokens)[NTiles]) {
+  static_assert(NTiles >= 2, "one N tile: process_tile");
+  f32x4 s[NTiles];
+  UQ_GFX950_UNROLL
+  for (int n = 0; n < NTiles; ++n) s[n] = tile_scores(kl, q_op[n], lane);
+  const TileSource next = next_source(a, ts, k, lane);
+  kl = load_k(a, next, ts.h, lane);
+  float prob[NTiles][4];
+  UQ_GFX950_UNROLL
+  for (int n = 0; n < NTiles; ++n) {
+    const std::uint32_t valid = row_valid_tokens(a, ts.p, k, src.valid, row_tokens[n]);
+    const float alpha = softmax_tile(s[n], valid, a.scale, lane, st[n], prob[n]);
+    if (ballot(alpha != 1.0f) != 0u) {  // wave-uniform
+      UQ_GFX950_UNROLL
+      for (int c = 0; c < 16; ++c) acc[n][c] = acc[n][c] * alpha;
+    }
+  }
+  // The previous tile's transposing reads (cross-lane operations) ordered every lane's reads
+  // of the V tile before these writes.
+  write_v_tile(vl, v_lds, lane);
+  vl = load_v(a, next, ts.h, lane);
+  barrier();
+  accumulate_pv_tiles(acc, prob, v_lds, lane);
+  src = next;
+}
+
 // The results of this workgroup for its rows r < QG. Partial rows (P > 1, or the two stages
 // run separately): l and m (NaN for a non-finite row) and, where l > 0, the partial row
 // bf16(acc * fl32(1/l)). With kDirectOut (P = 1): the out rows, bf16(acc * fl32(1/l)) (what
 // the reducer would return for one partition: 0 when l = 0, NaN for a non-finite row), and
 // lse with kWantLse. One store loop for both: rows at `base` + r * head_bytes + d * dim_bytes
 // within a range of `range` bytes (all 32-bit, ranges checked below 2^31 by the host).
-// J: the multi-token kernel's query token of the tile (spec §5.9): the columns J QG .. J QG + QG - 1
-// hold its rows, written as the rows of sequence `b` = its query-token row (row0: its first
-// partial row), by the lanes whose column is `live` (a token past the sequence's n has none);
-// the one-token kernel has J = 0 only.
-template <int QG, int J = 0>
+// J: the multi-token kernel's query token (spec §5.9): rows J QG .. J QG + QG - 1 hold its rows,
+// those in N tile `Tile` (columns 16 Tile .. 16 Tile + 15) written here as the rows of sequence
+// `b` = its query-token row (row0: its first partial row), by the lanes whose column is `live`
+// (a token past the sequence's n has none); the one-token kernel has J = 0, Tile = 0 only.
+template <int QG, int J = 0, int Tile = 0>
 UQ_DEVICE inline void write_results(const DecodeKernelArgs& a, std::uint32_t b, std::uint32_t h, std::int64_t row0,
                                     const f32x4 (&acc)[16], const SoftmaxState& st, bool nonfinite,
                                     std::uint32_t lane, bool live = true) {
-  const std::uint32_t g = lane >> 4, column = lane & 15;
+  const std::uint32_t g = lane >> 4, column = (lane & 15) + static_cast<std::uint32_t>(kTileQueryRows * Tile);
   const std::uint32_t r = column - static_cast<std::uint32_t>(J * QG);  // the row within the token's QG
   const bool direct = (a.flags & kDirectOut) != 0u;  // wave-uniform
   const std::uint8_t* base;
@@ -289,36 +357,62 @@ UQ_DEVICE inline void count_nonfinite(const DecodeKernelArgs& a, std::uint32_t p
   }
 }
 
-// The results of all the tile's rows: the one-token kernel's QG rows of sequence `token`, or
-// (Queries) those of each of the sequence's query tokens, token `token` + J in columns
-// J QG .. J QG + QG - 1, written where the lane's column is in use (column_tokens >= 0; not a
-// wave-uniform count of tokens: the kernel's scalar registers are full). row0: the first partial
-// row of `token`'s rows.
-template <int QG, bool Queries>
+// Query token J's rows in N tile Tile, then tokens J + 1 .. of the tile (Queries). Token J's rows
+// are num_kv_heads * P * QG partial rows after token J - 1's.
+template <int QG, int NTiles, int Tile, int J>
+UQ_DEVICE inline void write_token_rows(const DecodeKernelArgs& a, std::uint32_t token, std::uint32_t h,
+                                       std::int64_t row0, const f32x4 (&acc)[16], const SoftmaxState& st,
+                                       bool nonfinite, std::uint32_t lane, std::int32_t row_tokens) {
+  constexpr int kLast = (kTileQueryRows * (Tile + 1) - 1) / QG < max_tile_query_tokens(QG, NTiles) - 1
+                            ? (kTileQueryRows * (Tile + 1) - 1) / QG
+                            : max_tile_query_tokens(QG, NTiles) - 1;
+  const std::int64_t rows = J == 0 ? row0 : row0 + static_cast<std::int64_t>(J) * a.num_kv_heads * a.partitions * QG;
+  // the first token's rows of tile 0 are always in use (n >= 1)
+  write_results<QG, J, Tile>(a, token + static_cast<std::uint32_t>(J), h, rows, acc, st, nonfinite, lane,
+                             (Tile == 0 && J == 0) || row_tokens >= 0);
+  if constexpr (J < kLast) write_token_rows<QG, NTiles, Tile, J + 1>(a, token, h, row0, acc, st, nonfinite, lane, row_tokens);
+}
+
+template <int QG, int NTiles, int Tile>
+UQ_DEVICE inline void write_tile_rows(const DecodeKernelArgs& a, std::uint32_t token, std::uint32_t h,
+                                      std::int64_t row0, const f32x4 (&acc)[NTiles][16],
+                                      const SoftmaxState (&st)[NTiles], const bool (&nonfinite)[NTiles],
+                                      std::uint32_t lane, const std::int32_t (&row_tokens)[NTiles]) {
+  write_token_rows<QG, NTiles, Tile, kTileQueryRows * Tile / QG>(a, token, h, row0, acc[Tile], st[Tile],
+                                                                  nonfinite[Tile], lane, row_tokens[Tile]);
+  if constexpr (Tile + 1 < NTiles) write_tile_rows<QG, NTiles, Tile + 1>(a, token, h, row0, acc, st, nonfinite, lane, row_tokens);
+}
+
+// The results of all the tiles' rows: the one-token kernel's QG rows of sequence `token`, or
+// (Queries) those of each of the sequence's query tokens, token `token` + J in rows
+// J QG .. J QG + QG - 1 of the N tiles, written where the lane's column is in use (column_tokens
+// >= 0; not a wave-uniform count of tokens: the kernel's scalar registers are full). row0: the
+// first partial row of `token`'s rows.
+template <int QG, bool Queries, int NTiles>
 UQ_DEVICE inline void write_tile_results(const DecodeKernelArgs& a, std::uint32_t token, std::uint32_t h,
-                                         std::int64_t row0, const f32x4 (&acc)[16], const SoftmaxState& st,
-                                         bool nonfinite, std::uint32_t lane, std::int32_t row_tokens) {
-  write_results<QG>(a, token, h, row0, acc, st, nonfinite, lane);
-  if constexpr (Queries && max_tile_query_tokens(QG) > 1) {
-    static_assert(max_tile_query_tokens(QG) == 2, "one write per query token of the tile");
-    // the next token's rows are num_kv_heads * P * QG rows further
-    const std::int64_t next = row0 + static_cast<std::int64_t>(a.num_kv_heads) * a.partitions * QG;
-    write_results<QG, 1>(a, token + 1u, h, next, acc, st, nonfinite, lane, row_tokens >= 0);
+                                         std::int64_t row0, const f32x4 (&acc)[NTiles][16],
+                                         const SoftmaxState (&st)[NTiles], const bool (&nonfinite)[NTiles],
+                                         std::uint32_t lane, const std::int32_t (&row_tokens)[NTiles]) {
+  if constexpr (Queries) {
+    write_tile_rows<QG, NTiles, 0>(a, token, h, row0, acc, st, nonfinite, lane, row_tokens);
+  } else {
+    write_results<QG>(a, token, h, row0, acc[0], st[0], nonfinite[0], lane);
   }
 }
 
 }  // namespace decode_detail
 
 // The partition kernel of both launches. Queries = false: the one-token kernel (Args =
-// DecodeKernelArgs). Queries = true (Args = DecodeQueriesKernelArgs, spec §5.9): the tile's
-// columns hold the rows of the sequence's n query tokens (n QG <= 16, checked by the host), each
-// column masked to the tokens its query token sees; everything else, the tile loop, its loads
-// and the partition map of the sequence, is the one-token kernel's.
-template <int QG, bool Queries, class Args>
+// DecodeKernelArgs). Queries = true (Args = DecodeQueriesKernelArgs, spec §5.9): the columns of
+// NTiles N tiles hold the rows of the sequence's n query tokens (n QG <= 16 NTiles, checked by
+// the host), each column masked to the tokens its query token sees; everything else, the tile
+// loop, its loads and the partition map of the sequence, is the one-token kernel's.
+template <int QG, bool Queries, int NTiles = 1, class Args>
 UQ_DEVICE inline void decode_kernel(const Args& a) {
   static_assert(QG == 6 || QG == 8 || QG == 16, "QG is 6, 8 or 16");
+  static_assert(NTiles >= 1 && NTiles <= kMaxQueryTiles && (Queries || NTiles == 1), "one-token: one N tile");
   using namespace decode_detail;
-  constexpr int Rows = Queries ? tile_query_rows(QG) : QG;  // query rows in LDS
+  constexpr int Rows = Queries ? tile_query_rows(QG, NTiles) : QG;  // query rows in LDS
   const std::uint32_t lane = lane_id();
   const std::uint32_t b = workgroup_id_x(), h = workgroup_id_y(), p = workgroup_id_z();
   const std::int32_t P = a.partitions;
@@ -349,31 +443,46 @@ UQ_DEVICE inline void decode_kernel(const Args& a) {
   const std::int64_t row0 = Queries ? 0 : first_row();
   // The tile's query rows and, per column, the tokens it sees (Queries only).
   QueryRows qrows{b, static_cast<std::uint32_t>(QG), a.q_group_bytes};
-  std::int32_t row_tokens = 0;
+  std::int32_t row_tokens[NTiles] = {};
   if constexpr (Queries) {
     const std::uint32_t n = static_cast<std::uint32_t>(sq.n);
     qrows = QueryRows{token, n * QG, a.q_group_bytes + (n - 1u) * a.q_token_bytes};
-    row_tokens = column_tokens<QG>(static_cast<std::int32_t>(len32), sq.n, lane);
+    UQ_GFX950_UNROLL
+    for (int t = 0; t < NTiles; ++t) row_tokens[t] = column_tokens<QG>(static_cast<std::int32_t>(len32), sq.n, lane, t);
   }
+  // bit 16 t + c of the rows' non-finite mask: column c of N tile t
+  const auto row_nonfinite = [&](std::uint32_t rows, int t) {
+    return ((rows >> (static_cast<std::uint32_t>(kTileQueryRows * t) + (lane & 15))) & 1u) != 0u;
+  };
 
   if (trip == 0) {  // wave-uniform: no token, so no cache or table load; partition 0 reads q (spec §6)
     const std::uint32_t nonfinite_rows = p == 0 ? nonfinite_query_rows<QG, Rows>(a, qrows, h, lane) : 0u;
     count_nonfinite(a, p, nonfinite_rows, lane);
     // l = 0 and m = -inf only (NaN for a non-finite row); with P = 1 (kDirectOut) the out rows,
     // exactly 0 (NaN), and lse -inf (NaN).
-    f32x4 zeros[16];
+    f32x4 zeros[NTiles][16];
+    SoftmaxState empty[NTiles];
+    bool nonfinite[NTiles];
     UQ_GFX950_UNROLL
-    for (int c = 0; c < 16; ++c) zeros[c] = f32x4{0.0f, 0.0f, 0.0f, 0.0f};
-    write_tile_results<QG, Queries>(a, token, h, Queries ? first_row() : row0, zeros,
-                                    SoftmaxState{-__builtin_inff(), 0.0f},
-                                    ((nonfinite_rows >> (lane & 15)) & 1u) != 0u, lane, row_tokens);
+    for (int t = 0; t < NTiles; ++t) {
+      UQ_GFX950_UNROLL
+      for (int c = 0; c < 16; ++c) zeros[t][c] = f32x4{0.0f, 0.0f, 0.0f, 0.0f};
+      empty[t] = SoftmaxState{-__builtin_inff(), 0.0f};
+      nonfinite[t] = row_nonfinite(nonfinite_rows, t);
+    }
+    write_tile_results<QG, Queries, NTiles>(a, token, h, Queries ? first_row() : row0, zeros, empty, nonfinite, lane,
+                                            row_tokens);
     return;
   }
 
-  SoftmaxState st{-__builtin_inff(), 0.0f};
-  f32x4 acc[16];
+  SoftmaxState st[NTiles];
+  f32x4 acc[NTiles][16];
   UQ_GFX950_UNROLL
-  for (int c = 0; c < 16; ++c) acc[c] = f32x4{0.0f, 0.0f, 0.0f, 0.0f};
+  for (int t = 0; t < NTiles; ++t) {
+    st[t] = SoftmaxState{-__builtin_inff(), 0.0f};
+    UQ_GFX950_UNROLL
+    for (int c = 0; c < 16; ++c) acc[t][c] = f32x4{0.0f, 0.0f, 0.0f, 0.0f};
+  }
 
   // Tiles of this partition: whole tile-groups, the last one up to the sequence's end.
   const std::uint32_t last_group_tokens = len32 - (p + (trip - 1) * static_cast<std::uint32_t>(P)) * kTileGroupTokens;
@@ -407,8 +516,14 @@ UQ_DEVICE inline void decode_kernel(const Args& a) {
   // wave-uniform: bit r = query row r holds a NaN or an infinity
   const std::uint32_t nonfinite_rows = write_query_lds<QG, Rows>(a, q, qrows.live, q_lds, lane);
   count_nonfinite(a, p, nonfinite_rows, lane);
-  const i32x8 q_op[2] = {query_operand<QG, Rows>(q_lds, lane, 0, qrows.live),
-                         query_operand<QG, Rows>(q_lds, lane, 1, qrows.live)};
+  i32x8 q_op[NTiles][2];
+  q_op[0][0] = query_operand<QG, Rows>(q_lds, lane, 0, qrows.live);
+  q_op[0][1] = query_operand<QG, Rows>(q_lds, lane, 1, qrows.live);
+  if constexpr (NTiles > 1) {  // written out: a loop over the tiles moved the one-token kernel's code
+    static_assert(NTiles == 2, "one or two N tiles");
+    q_op[1][0] = query_operand<QG, Rows>(q_lds, lane, 0, qrows.live, 1);
+    q_op[1][1] = query_operand<QG, Rows>(q_lds, lane, 1, qrows.live, 1);
+  }
 
   // The tile loop, unrolled twice so that the two tiles' registers alternate (no copies,
   // which would make the compiler wait for a load early); an odd last tile after it. (With a
@@ -416,15 +531,31 @@ UQ_DEVICE inline void decode_kernel(const Args& a) {
   // wait analysis, seeing a path into the first tile with only its V loads issued since its K
   // loads, waited for all but 3 loads there.)
   std::int32_t k = 0;
-  for (; k + 1 < tiles; k += 2) {
-    process_tile<Queries>(a, ts, k, src_even, k_even, v_even, q_op, v_lds, lane, st, acc, row_tokens);
-    process_tile<Queries>(a, ts, k + 1, src_odd, k_odd, v_odd, q_op, v_lds, lane, st, acc, row_tokens);
+  if constexpr (NTiles == 1) {
+    for (; k + 1 < tiles; k += 2) {
+      process_tile<Queries>(a, ts, k, src_even, k_even, v_even, q_op[0], v_lds, lane, st[0], acc[0], row_tokens[0]);
+      process_tile<Queries>(a, ts, k + 1, src_odd, k_odd, v_odd, q_op[0], v_lds, lane, st[0], acc[0], row_tokens[0]);
+    }
+    if (k < tiles) process_tile<Queries>(a, ts, k, src_even, k_even, v_even, q_op[0], v_lds, lane, st[0], acc[0], row_tokens[0]);
+  } else {
+    for (; k + 1 < tiles; k += 2) {
+      process_tiles<NTiles>(a, ts, k, src_even, k_even, v_even, q_op, v_lds, lane, st, acc, row_tokens);
+      process_tiles<NTiles>(a, ts, k + 1, src_odd, k_odd, v_odd, q_op, v_lds, lane, st, acc, row_tokens);
+    }
+    if (k < tiles) {
+      process_tiles<NTiles>(a, ts, k, src_even, k_even, v_even, q_op, v_lds, lane, st, acc, row_tokens);
+    }
   }
-  if (k < tiles) process_tile<Queries>(a, ts, k, src_even, k_even, v_even, q_op, v_lds, lane, st, acc, row_tokens);
 
-  bool nonfinite = ((nonfinite_rows >> (lane & 15)) & 1u) != 0u;
-  if constexpr (Queries) nonfinite = nonfinite && holds_row(p, row_tokens);
-  write_tile_results<QG, Queries>(a, token, h, Queries ? first_row() : row0, acc, st, nonfinite, lane, row_tokens);
+  if constexpr (!Queries) {  // written out: through the loop below, its code came out scheduled differently
+    write_results<QG>(a, token, h, row0, acc[0], st[0], ((nonfinite_rows >> (lane & 15)) & 1u) != 0u, lane);
+    return;
+  }
+  bool nonfinite[NTiles];
+  UQ_GFX950_UNROLL
+  for (int t = 0; t < NTiles; ++t) nonfinite[t] = row_nonfinite(nonfinite_rows, t) && holds_row(p, row_tokens[t]);
+  write_tile_results<QG, Queries, NTiles>(a, token, h, Queries ? first_row() : row0, acc, st, nonfinite, lane,
+                                          row_tokens);
 }
 
 // The one-token partition kernel (spec §5.1-§5.8).
@@ -433,11 +564,11 @@ UQ_DEVICE inline void decode_partition_kernel(const DecodeKernelArgs& a) {
   decode_kernel<QG, false>(a);
 }
 
-// The multi-token partition kernel (spec §5.9): at n_b = 1 it computes exactly what the one-token
-// kernel does, bit for bit.
-template <int QG>
+// The multi-token partition kernel (spec §5.9) with NTiles N tiles (query_tiles of the launch):
+// at n_b = 1 it computes exactly what the one-token kernel does, bit for bit.
+template <int QG, int NTiles = 1>
 UQ_DEVICE inline void decode_queries_kernel(const DecodeQueriesKernelArgs& a) {
-  decode_kernel<QG, true>(a);
+  decode_kernel<QG, true, NTiles>(a);
 }
 
 }  // namespace uq::gfx950

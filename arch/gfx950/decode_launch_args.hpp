@@ -146,17 +146,17 @@ inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l)
 }
 
 // Several query tokens per sequence (spec §5.9). The multi-token kernel holds the rows of all of a
-// sequence's query tokens in one 16-column MFMA tile (decode_args.hpp, kTileQueryRows): a plan
-// whose max_query_len * qg exceeds 16 is refused here (the dispatch then runs the generic path
-// and says why). Everything else is the one-token kernel's, per query token (q, out, lse and the
+// sequence's query tokens in one or two 16-column MFMA N tiles (decode_args.hpp, kTileQueryRows,
+// kMaxQueryTiles): a plan whose max_query_len * qg exceeds 32 is refused here (the dispatch then
+// runs the generic path and says why). Everything else is the one-token kernel's, per query token (q, out, lse and the
 // partial rows have one row of QG heads per query token).
 inline DecodeQueriesKernelArgs make_decode_queries_kernel_args(const DecodeQueriesLaunch& l) {
   using namespace launch_detail;
   constexpr const char* fn = "uq::gfx950::launch_decode_queries";
   require(l.max_query_len >= 1, fn, "max_query_len", ">= 1", str(l.max_query_len));
-  require(static_cast<std::int64_t>(l.max_query_len) * l.qg <= kTileQueryRows, fn, "max_query_len",
-          "max_query_len * qg <= 16: the gfx950 kernel holds a sequence's query rows in one 16-column MFMA tile "
-          "(2 query tokens at qg 6 and 8, 1 at qg 16)",
+  require(query_tiles(l.max_query_len, l.qg) <= kMaxQueryTiles, fn, "max_query_len",
+          "max_query_len * qg <= 32: the gfx950 kernel holds a sequence's query rows in at most two 16-column "
+          "MFMA N tiles (5 query tokens at qg 6, 4 at qg 8, 2 at qg 16)",
           str(l.max_query_len) + " at qg " + str(l.qg));
   require(l.num_query_tokens >= 0, fn, "num_query_tokens", ">= 0", str(l.num_query_tokens));
   DecodeQueriesKernelArgs a{};

@@ -1,5 +1,6 @@
 // gfx950 build of the multi-token decode partition kernel (spec ultraquant.md §5.9,
-// decode_kernel.hpp with Queries = true): one entry point per query group size, and, when
+// decode_kernel.hpp with Queries = true): one entry point per query group size and number of N
+// tiles (one: max_query_len * qg <= 16; two: <= 32; query_tiles), and, when
 // compiled for the library with UQ_GFX950_LAUNCHER (host + device, HIP runtime headers), the
 // launcher declared in launch_decode.hpp. Kept apart from decode.hip: in one translation unit
 // the compiler's inlining and scheduling of the shared helpers would follow both kernels, and
@@ -12,6 +13,11 @@
 
 #define UQ_GFX950_DECODE_QUERIES_KERNEL \
   extern "C" __attribute__((global)) __attribute__((amdgpu_flat_work_group_size(64, 64))) void
+// Two N tiles: held to 2 waves a SIMD (256 VGPRs with the AGPRs), the occupancy of the other
+// decode kernels; left to itself the compiler went a few registers past it, to 1 wave a SIMD.
+#define UQ_GFX950_DECODE_QUERIES_2TILES_KERNEL                                                  \
+  extern "C" __attribute__((global)) __attribute__((amdgpu_flat_work_group_size(64, 64)))      \
+  __attribute__((amdgpu_waves_per_eu(2))) void
 
 UQ_GFX950_DECODE_QUERIES_KERNEL uq_gfx950_decode_queries_qg6(uq::gfx950::DecodeQueriesKernelArgs args) {
   uq::gfx950::decode_queries_kernel<6>(args);
@@ -21,6 +27,15 @@ UQ_GFX950_DECODE_QUERIES_KERNEL uq_gfx950_decode_queries_qg8(uq::gfx950::DecodeQ
 }
 UQ_GFX950_DECODE_QUERIES_KERNEL uq_gfx950_decode_queries_qg16(uq::gfx950::DecodeQueriesKernelArgs args) {
   uq::gfx950::decode_queries_kernel<16>(args);
+}
+UQ_GFX950_DECODE_QUERIES_2TILES_KERNEL uq_gfx950_decode_queries_2tiles_qg6(uq::gfx950::DecodeQueriesKernelArgs args) {
+  uq::gfx950::decode_queries_kernel<6, 2>(args);
+}
+UQ_GFX950_DECODE_QUERIES_2TILES_KERNEL uq_gfx950_decode_queries_2tiles_qg8(uq::gfx950::DecodeQueriesKernelArgs args) {
+  uq::gfx950::decode_queries_kernel<8, 2>(args);
+}
+UQ_GFX950_DECODE_QUERIES_2TILES_KERNEL uq_gfx950_decode_queries_2tiles_qg16(uq::gfx950::DecodeQueriesKernelArgs args) {
+  uq::gfx950::decode_queries_kernel<16, 2>(args);
 }
 
 #if defined(UQ_GFX950_LAUNCHER)
@@ -33,10 +48,19 @@ void launch_decode_queries(const DecodeQueriesLaunch& l, const DecodeQueriesKern
   if (grid.empty()) return;
   const dim3 blocks(grid.x, grid.y, grid.z), threads(64, 1, 1);
   const hipStream_t stream = static_cast<hipStream_t>(l.stream);
-  switch (l.qg) {
-    case 6: hipLaunchKernelGGL(uq_gfx950_decode_queries_qg6, blocks, threads, 0, stream, args); break;
-    case 8: hipLaunchKernelGGL(uq_gfx950_decode_queries_qg8, blocks, threads, 0, stream, args); break;
-    default: hipLaunchKernelGGL(uq_gfx950_decode_queries_qg16, blocks, threads, 0, stream, args); break;
+  // make_decode_queries_kernel_args refused more than kMaxQueryTiles
+  if (query_tiles(l.max_query_len, l.qg) <= 1) {
+    switch (l.qg) {
+      case 6: hipLaunchKernelGGL(uq_gfx950_decode_queries_qg6, blocks, threads, 0, stream, args); break;
+      case 8: hipLaunchKernelGGL(uq_gfx950_decode_queries_qg8, blocks, threads, 0, stream, args); break;
+      default: hipLaunchKernelGGL(uq_gfx950_decode_queries_qg16, blocks, threads, 0, stream, args); break;
+    }
+  } else {
+    switch (l.qg) {
+      case 6: hipLaunchKernelGGL(uq_gfx950_decode_queries_2tiles_qg6, blocks, threads, 0, stream, args); break;
+      case 8: hipLaunchKernelGGL(uq_gfx950_decode_queries_2tiles_qg8, blocks, threads, 0, stream, args); break;
+      default: hipLaunchKernelGGL(uq_gfx950_decode_queries_2tiles_qg16, blocks, threads, 0, stream, args); break;
+    }
   }
   check_launch("uq::gfx950::launch_decode_queries");
 }

@@ -1,7 +1,7 @@
 // The multi-token partition kernel's bookkeeping (spec ultraquant.md §5.9, DecodeQueriesLaunch):
 // where a sequence's query tokens are, and which of the sequence's tokens each column of the
-// MFMA N tile sees. Column r = j * QG + g of the tile is query token j, query head h * QG + g
-// (decode_args.hpp, kTileQueryRows); query token j of n sees the first visible_tokens(L, n, j)
+// MFMA N tiles sees. Row r = j * QG + g (column r % 16 of N tile r / 16) is query token j, query
+// head h * QG + g (decode_args.hpp, kTileQueryRows); query token j of n sees the first visible_tokens(L, n, j)
 // tokens (uq/core/sequence_rules.hpp, the rule every path shares).
 #pragma once
 
@@ -49,11 +49,13 @@ UQ_DEVICE inline SequenceQueries sequence_queries(const DecodeQueriesKernelArgs&
   return SequenceQueries{s, e - s, len};
 }
 
-// The tokens the lane's column sees: visible_tokens(L, n, j) for its query token j, or -1 for a
-// column past the n * QG in use (its row is zero, sees nothing and is never written).
+// The tokens the lane's column of N tile `tile` sees: visible_tokens(L, n, j) for its query token
+// j, or -1 for a column past the n * QG in use (its row is zero, sees nothing and is never
+// written).
 template <int QG>
-UQ_DEVICE inline std::int32_t column_tokens(std::int32_t len, std::int32_t n, std::uint32_t lane) {
-  const std::int32_t j = static_cast<std::int32_t>((lane & 15u) / static_cast<std::uint32_t>(QG));
+UQ_DEVICE inline std::int32_t column_tokens(std::int32_t len, std::int32_t n, std::uint32_t lane, int tile = 0) {
+  const std::uint32_t row = static_cast<std::uint32_t>(kTileQueryRows * tile) + (lane & 15u);
+  const std::int32_t j = static_cast<std::int32_t>(row / static_cast<std::uint32_t>(QG));
   return j < n ? uq::impl::visible_tokens<std::int32_t>(len, n, j) : -1;
 }
 

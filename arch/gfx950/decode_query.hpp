@@ -1,8 +1,9 @@
 // The decode kernel's query prologue: q8 = e4m3(WHT(fp32(q))) (or e4m3(fp32(q)) for a
 // pre-rotated q) of the QG rows of one KV head, written to LDS as QG rows of 256 E4M3 bytes
 // in natural dim order, and the scaled MFMA's Q operands read back from there. The multi-token
-// kernel (spec §5.9) has the rows of up to 16 / QG query tokens instead: tile row r = j QG + g
-// is query token j's row g (Rows = tile_query_rows(QG) of them, `live` = n_b QG in use). The loads
+// kernel (spec §5.9) has the rows of up to 16 / QG query tokens a 16-column N tile instead (one
+// or two tiles): row r = j QG + g is query token j's row g (Rows = tile_query_rows(QG, tiles) of
+// them, `live` = n_b QG in use). The loads
 // (load_query) are issued apart from the rest (write_query_lds), so that the kernel can issue
 // its first tiles' loads in between.
 //
@@ -49,11 +50,33 @@ UQ_DEVICE inline bool row_live(std::uint32_t row, std::uint32_t live) {
   return row < live;
 }
 
+// Whether each prologue pass's 8 rows (8 pass .. 8 pass + 7) hold the rows of at most two query
+// tokens (query_row_element's select).
+constexpr bool pass_rows_in_two_tokens(int qg, int rows) {
+  for (int first = 0; first < rows; first += 8) {
+    if (first % qg + 7 >= 2 * qg) return false;
+  }
+  return true;
+}
+
 // Tile row `row`'s first element, counted from the resource's (Rows = QG: one token's rows).
+// `pass`: the prologue pass loading it (a constant once its loop is unrolled; used with two N
+// tiles only).
 template <int QG, int Rows>
-UQ_DEVICE inline std::int64_t query_row_element(const DecodeKernelArgs& a, std::uint32_t row) {
+UQ_DEVICE inline std::int64_t query_row_element(const DecodeKernelArgs& a, std::uint32_t row, int pass = 0) {
   if constexpr (Rows == QG) {
     return static_cast<std::int64_t>(row) * a.q_stride_head;
+  } else if constexpr (Rows > kTileQueryRows) {
+    // Two N tiles: the pass's rows are of query token j0 = 8 pass / QG or j0 + 1 (a select, as
+    // below, not a per-lane division).
+    static_assert(pass_rows_in_two_tokens(QG, Rows), "a pass's rows span at most 2 query tokens");
+    const std::uint32_t j0 = 8u * static_cast<std::uint32_t>(pass) / static_cast<std::uint32_t>(QG);
+    const std::uint32_t next = (j0 + 1u) * static_cast<std::uint32_t>(QG);  // token j0 + 1's first row
+    const bool second = row >= next;
+    const std::uint32_t g = second ? row - next : row - j0 * static_cast<std::uint32_t>(QG);
+    const std::int64_t head = static_cast<std::int64_t>(g) * a.q_stride_head;
+    const std::int64_t token = static_cast<std::int64_t>(j0) * a.q_stride_seq;
+    return second ? token + a.q_stride_seq + head : token + head;
   } else {
     // Token 0 or 1 (a select, not a division by QG: at QG 6 the division's registers made the
     // compiler spill scalars).
@@ -74,8 +97,8 @@ enum class QueryLoads { by_flag, vector, elements };
 template <int QG, int Rows, QueryLoads Form = QueryLoads::by_flag>
 UQ_DEVICE inline void load_query_chunk(const DecodeKernelArgs& a, const buffer_rsrc& q_rsrc,
                                        std::uint32_t row, std::uint32_t chunk, bool row_ok,
-                                       float (&x)[32]) {
-  const std::int64_t first = query_row_element<QG, Rows>(a, row) +
+                                       float (&x)[32], int pass = 0) {
+  const std::int64_t first = query_row_element<QG, Rows>(a, row, pass) +
                              static_cast<std::int64_t>(32 * chunk) * a.q_stride_dim;
   if ((Form == QueryLoads::by_flag && (a.flags & kQVectorLoads)) || Form == QueryLoads::vector) {
     // Dim-contiguous rows: four 16-byte loads of 8 bf16 each.
@@ -170,14 +193,14 @@ UQ_DEVICE inline void load_query(const DecodeKernelArgs& a, const QueryRows& row
       for (int pass = 0; pass < query_passes(Rows); ++pass) {
         const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
         load_query_chunk<QG, Rows, QueryLoads::vector>(a, q_rsrc, row, lane & 7, row_live<QG, Rows>(row, rows.live),
-                                                       x[pass]);
+                                                       x[pass], pass);
       }
     } else {
       UQ_GFX950_UNROLL
       for (int pass = 0; pass < query_passes(Rows); ++pass) {
         const std::uint32_t row = (lane >> 3) + 8u * static_cast<std::uint32_t>(pass);
         load_query_chunk<QG, Rows, QueryLoads::elements>(a, q_rsrc, row, lane & 7,
-                                                         row_live<QG, Rows>(row, rows.live), x[pass]);
+                                                         row_live<QG, Rows>(row, rows.live), x[pass], pass);
       }
     }
   }
@@ -252,10 +275,11 @@ UQ_DEVICE inline std::uint32_t write_query_lds(const DecodeKernelArgs& a, float 
 // 0..15 (docs/gfx950-isa.md §1.3, fp8). Reading those two 16-byte pieces of the natural-order
 // row is the head-dim permutation qperm of docs/spec/ultraquant-sources.md §4.2 (which the
 // original folded into the rotation instead). Rows r >= live (QG for one token) are zero.
+// N tile `tile` (multi-token kernel): rows 16 tile + r.
 template <int QG, int Rows = QG>
 UQ_DEVICE inline i32x8 query_operand(std::uint32_t q_lds, std::uint32_t lane, int issue,
-                                     std::uint32_t live = static_cast<std::uint32_t>(QG)) {
-  const std::uint32_t g = lane >> 4, r = lane & 15;
+                                     std::uint32_t live = static_cast<std::uint32_t>(QG), int tile = 0) {
+  const std::uint32_t g = lane >> 4, r = static_cast<std::uint32_t>(kTileQueryRows * tile) + (lane & 15);
   const bool row_ok = row_live<QG, Rows>(r, live);
   const std::uint32_t row = row_ok ? r : 0u;
   const std::uint32_t first = 8u * static_cast<std::uint32_t>(issue) + g;  // chunk of dims 128i + 16g

@@ -45,7 +45,7 @@ struct TunedOp<Path::Gfx950, DecodePartitionsLaunch>
   }
 };
 
-// Several query tokens per sequence: max_query_len * qg <= 16 (make_decode_queries_kernel_args).
+// Several query tokens per sequence: max_query_len * qg <= 32 (make_decode_queries_kernel_args).
 // The plan's P and TGPP are the one-token kernel's (they do not depend on n_b, spec §5.9).
 template <>
 struct TunedOp<Path::Gfx950, DecodeQueriesLaunch>

@@ -63,7 +63,9 @@ class DecodeKernel:
     waves_per_workgroup = 1
     lds_degrees = None  # lds_kind -> bank-conflict degree (perf/gfx950_lds_banks.cpp)
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, n_tiles=1):
+        """n_tiles: the MFMA N tiles of query rows (the multi-token kernel's _2tiles_ builds: 2),
+        each with its 2 scaled and 16 bf16 MFMAs a 16-token tile."""
         self.name = kernel.name
         self.notes = _notes(kernel)
         r = self.regions = KernelRegions(kernel)
@@ -82,10 +84,10 @@ class DecodeKernel:
         insns = r.steady_insns(loop)
         scaled = _has(insns, "v_mfma_scale_f32_16x16x128")
         bf16 = _has(insns, "v_mfma_f32_16x16x16_bf16")
-        if scaled == 0 or scaled % 2 or bf16 != 8 * scaled:
+        if scaled == 0 or scaled % (2 * n_tiles) or bf16 != 8 * scaled:
             raise ModelError(f"{self.name}: tile loop has {scaled} scaled and {bf16} bf16 MFMAs; "
-                             "expected 2 and 16 per 16-token tile")
-        self.tiles_per_iteration = scaled // 2
+                             f"expected {2 * n_tiles} and {16 * n_tiles} per 16-token tile")
+        self.tiles_per_iteration = scaled // (2 * n_tiles)
         # The two-tile prefetch (decode_kernel.hpp): each wait of the steady loop leaves the
         # next tiles' loads in flight (9 of a tile's 6 K and V loads and the next tile's); a
         # wait for fewer means the compiler drains the prefetch, which the model then times

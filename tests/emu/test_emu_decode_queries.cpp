@@ -5,7 +5,9 @@
 // partitions' emptiness and non-finite rows, and every status counter, equal); plus bit identity
 // with the one-token gfx950 kernel (every n_b = 1; and each row as the one-token kernel's decode
 // of its prefix). Ragged n_b (0, n_b > seq_len), the uniform form, QG 6 / 8 (two query tokens in
-// the 16-column tile) and 16 (one), block sizes 16 and 256, P = 1 (direct) and split-K through the
+// the 16-column tile) and 16 (one), and the two-N-tile kernel (max_query_len * QG <= 32: QL 3 to
+// 5 at QG 6, 3 and 4 at QG 8, 2 at QG 16; the same tolerances: each row is still one query row's
+// decode, whatever tile holds it), block sizes 16 and 256, P = 1 (direct) and split-K through the
 // gfx950 reducer over query-token rows, bad query_start_loc on the device, and the launches the
 // kernel cannot take refused with a reason. Outputs and partial rows are poisoned before each run.
 #include "emu_decode_path.hpp"
@@ -474,10 +476,124 @@ TEST(EmuDecodeQueries, NonFiniteQueryRowsAreNanAndCountedOnce) {
   }
 }
 
-// The launches the kernel cannot take: a sequence's query rows past one 16-column MFMA tile
-// (max_query_len * qg > 16) are refused with the reason, which the dispatch reports when Auto
-// falls back to the generic path (arch/gfx950/tuned_path.hpp); the tile's largest fit.
-TEST(EmuDecodeQueries, LaunchesPastOneTileAreRefusedWithAReason) {
+// The two-N-tile kernel (16 < max_query_len * QG <= 32): ragged n_b up to `ql` with 0, n_b >
+// seq_len (L = 0, 1, 2) and n_b = seq_len, rows of a token split over both tiles (QG 6: token 2
+// has heads 0-3 in tile 0, 4-5 in tile 1), against the reference and generic, P = 1, 3 and the
+// default, block sizes 16 and 256.
+class EmuDecodeQueriesTwoTiles : public ::testing::TestWithParam<std::tuple<int, int, int, int>> {};
+
+TEST_P(EmuDecodeQueriesTwoTiles, RaggedQueryTokensMatchReferenceAndGeneric) {
+  const int qg = std::get<0>(GetParam()), ql = std::get<1>(GetParam()), bs = std::get<2>(GetParam()),
+            partitions = std::get<3>(GetParam());
+  QueriesCase c;
+  c.base.qg = qg;
+  c.base.block_size = bs;
+  c.base.num_kv_heads = qg == 16 ? 1 : 2;
+  c.base.seq_lens = {0, 1, 2, 17, 300, 5, 257, 511, 33};
+  c.base.max_blocks_per_seq = (511 + bs - 1) / bs + 1;
+  c.base.partitions = partitions;
+  c.base.seed = 900 + 10 * qg + ql + bs + partitions;
+  const int mid = ql > 2 ? ql - 1 : 1;
+  c.query_lens = {ql, ql, 2, 0, ql, ql, mid, ql, 1};  // 2 and ql > L at L = 0, 1, 2; ql = L at L = 5 (QL 5)
+  EmuLaunch e;
+  e.max_query_len = ql;
+  check_case(c, e);
+}
+
+INSTANTIATE_TEST_SUITE_P(QgQlBlockP, EmuDecodeQueriesTwoTiles,
+                         ::testing::Values(std::make_tuple(6, 3, 16, 0), std::make_tuple(6, 4, 16, 1),
+                                           std::make_tuple(6, 5, 256, 0), std::make_tuple(6, 5, 16, 3),
+                                           std::make_tuple(6, 4, 256, 0), std::make_tuple(8, 3, 256, 1),
+                                           std::make_tuple(8, 4, 16, 0), std::make_tuple(8, 4, 256, 3),
+                                           std::make_tuple(16, 2, 16, 0), std::make_tuple(16, 2, 256, 1)));
+
+// The uniform form on the two-N-tile kernel: QL 4 at QG 6 (the shape) and 8, 2 at QG 16.
+TEST(EmuDecodeQueries, UniformFormTwoTiles) {
+  for (int qg : {6, 8, 16}) {
+    const int ql = qg == 16 ? 2 : 4;
+    QueriesCase c;
+    c.base.qg = qg;
+    c.base.block_size = 16;
+    c.base.seq_lens = {190, 3, 47};
+    c.base.partitions = 4;
+    c.base.seed = 950 + qg;
+    c.query_lens.assign(3, ql);
+    EmuLaunch e;
+    e.uniform_len = ql;
+    check_case(c, e);
+  }
+}
+
+// The two-N-tile kernel with every n_b = 1 (a plan taking 32 / QG tokens) gives the one-token
+// kernel's bits, as the one-tile kernel does: tile 0's columns run that kernel's steps, tile 1's
+// hold no row.
+TEST(EmuDecodeQueries, TwoTilesWithOneQueryTokenPerSequenceAreBitIdenticalToTheOneTokenKernel) {
+  for (int qg : {6, 8, 16})
+    for (int partitions : {1, 0}) {
+      QueriesCase c;
+      c.base.qg = qg;
+      c.base.block_size = 64;
+      c.base.seq_lens = {700, 0, 1, 64, 300};
+      c.base.partitions = partitions;
+      c.base.seed = 970 + qg + partitions;
+      c.query_lens.assign(5, 1);
+      EmuLaunch e;
+      e.max_query_len = 32 / qg;
+      const QueriesRun several = check_case(c, e);
+      const QueriesData qd = build_queries_data(c);
+      const DeviceQueriesInputs in = queries_inputs_on_device(c, qd);
+      run_generic(c, qd, in, e);  // the same P and TGPP
+      e.one_token_kernel = true;
+      const QueriesRun one = run_emulated(c, qd, in, e);
+      expect_same_bits("two tiles, QG " + std::to_string(qg) + " P " + std::to_string(e.partitions), several, one);
+    }
+}
+
+// Each query token's row on the two-N-tile kernel, tile 1's included, gives the bits of the
+// one-token kernel's decode of its prefix (as EachRowIsTheOneTokenKernelsDecodeOfItsPrefix).
+TEST(EmuDecodeQueries, TwoTilesEachRowIsTheOneTokenKernelsDecodeOfItsPrefix) {
+  for (int qg : {6, 16})
+    for (int partitions : {4, 1}) {
+      const int ql = 32 / qg;
+      QueriesCase c;
+      c.base.qg = qg;
+      c.base.block_size = 16;
+      c.base.seq_lens = {257, 3, 40, 1};
+      c.base.partitions = partitions;
+      c.base.seed = 990 + qg + partitions;
+      c.query_lens = {ql, ql, 2, ql};
+      const QueriesData qd = build_queries_data(c);
+      const DeviceQueriesInputs in = queries_inputs_on_device(c, qd);
+      EmuLaunch e;
+      e.max_query_len = ql;
+      run_generic(c, qd, in, e);
+      const QueriesRun several = run_emulated(c, qd, in, e);
+      std::vector<std::int32_t> tables, lens;
+      for (int b = 0; b < qd.d.num_seqs; ++b)
+        for (int j = 0; j < c.query_lens[b]; ++j) {
+          tables.insert(tables.end(), qd.d.tables.begin() + b * qd.d.max_blocks,
+                        qd.d.tables.begin() + (b + 1) * qd.d.max_blocks);
+          lens.push_back(std::max(c.base.seq_lens[b] - c.query_lens[b] + j + 1, 0));
+        }
+      DeviceQueriesInputs each = in;
+      each.one.tables = to_device(tables, "tables", qd.tokens, qd.d.max_blocks);
+      each.one.lens = to_device(lens, "lens", qd.tokens);
+      QueriesData each_qd = qd;
+      each_qd.d.num_seqs = qd.tokens;
+      EmuLaunch one = e;
+      one.one_token_kernel = true;
+      const QueriesRun prefixes = run_emulated(c, each_qd, each, one);
+      const std::string name = "two tiles, QG " + std::to_string(qg) + " P " + std::to_string(partitions);
+      EXPECT_EQ(several.got.out, prefixes.got.out) << name;
+      for (std::size_t k = 0; k < several.got.lse.size(); ++k)
+        ASSERT_EQ(std::memcmp(&several.got.lse[k], &prefixes.got.lse[k], sizeof(float)), 0) << name << " lse " << k;
+    }
+}
+
+// The launches the kernel cannot take: a sequence's query rows past two 16-column MFMA N tiles
+// (max_query_len * qg > 32) are refused with the reason, which the dispatch reports when Auto
+// falls back to the generic path (arch/gfx950/tuned_path.hpp); the largest that fit are taken.
+TEST(EmuDecodeQueries, LaunchesPastTwoTilesAreRefusedWithAReason) {
   uq::impl::DecodeQueriesLaunch l;
   l.num_seqs = 1;
   l.block_size = 16;
@@ -487,17 +603,18 @@ TEST(EmuDecodeQueries, LaunchesPastOneTileAreRefusedWithAReason) {
   l.tgpp = 1;
   l.q_stride_seq = 6 * 256;
   l.q_stride_head = 256;
-  l.num_query_tokens = 4;
+  l.num_query_tokens = 5;  // the uniform form of 32 / qg tokens fits; 3 sequences of 2 below do not
   for (int qg : {6, 8, 16}) {
     l.qg = qg;
-    const int fit = 16 / qg;
+    const int fit = 32 / qg;
     l.max_query_len = fit;
     l.query_len = fit;
     EXPECT_NO_THROW(uq::gfx950::make_decode_queries_kernel_args(l)) << "qg " << qg;
     l.max_query_len = fit + 1;
     l.query_len = 1;
     expect_error([&] { uq::gfx950::make_decode_queries_kernel_args(l); },
-                 {"uq::gfx950::launch_decode_queries", "max_query_len", "16-column MFMA tile",
+                 {"uq::gfx950::launch_decode_queries", "max_query_len", "max_query_len * qg <= 32",
+                  "two 16-column MFMA N tiles",
                   std::to_string(fit + 1) + " at qg " + std::to_string(qg)});
   }
   // The uniform form past what the plan takes, and past T.
