@@ -157,24 +157,11 @@ TEST(DecodeQueries, EachRowIsTheOneTokenDecodeOfItsPrefix) {
       const QueriesOutput several = run_queries(qd, in, [&](const auto& i, const auto& out, const auto& lse) {
         uq::decode(i.q, i.one.cache, i.one.tables, i.one.lens, i.starts, out, lse, cfg);
       });
-      // Today's way: one sequence per query token, its sequence's table row, seq_len = vis.
-      const int T = qd.tokens;
-      std::vector<std::int32_t> tables, lens;
-      for (int b = 0; b < qd.d.num_seqs; ++b)
-        for (int j = 0; j < c.query_lens[b]; ++j) {
-          tables.insert(tables.end(), qd.d.tables.begin() + b * qd.d.max_blocks,
-                        qd.d.tables.begin() + (b + 1) * qd.d.max_blocks);
-          lens.push_back(std::max(c.base.seq_lens[b] - c.query_lens[b] + j + 1, 0));
-        }
-      DeviceQueriesInputs each = in;
-      each.one.tables = to_device(tables, "tables", T, qd.d.max_blocks);
-      each.one.lens = to_device(lens, "lens", T);
+      const DeviceQueriesInputs each = one_sequence_per_query_token(c, qd, in);
       const QueriesOutput one = run_queries(qd, each, [&](const auto& i, const auto& out, const auto& lse) {
         uq::decode(i.q, i.one.cache, i.one.tables, i.one.lens, out, lse, cfg);
       });
-      EXPECT_EQ(several.out, one.out) << "QG " << qg << " P " << partitions;
-      for (std::size_t k = 0; k < one.lse.size(); ++k)
-        ASSERT_EQ(std::memcmp(&several.lse[k], &one.lse[k], sizeof(float)), 0) << "QG " << qg << " row " << k;
+      expect_bit_identical(several, one, "QG " + std::to_string(qg) + " P " + std::to_string(partitions));
     }
 }
 

@@ -158,18 +158,12 @@ inline DecodeQueriesKernelArgs make_decode_queries_kernel_args(const DecodeQueri
           "max_query_len * qg <= 32: the gfx950 kernel holds a sequence's query rows in at most two 16-column "
           "MFMA N tiles (5 query tokens at qg 6, 4 at qg 8, 2 at qg 16)",
           str(l.max_query_len) + " at qg " + str(l.qg));
-  require(l.num_query_tokens >= 0, fn, "num_query_tokens", ">= 0", str(l.num_query_tokens));
+  uq::impl::check_decode_queries_form(fn, l);
   DecodeQueriesKernelArgs a{};
   static_cast<DecodeKernelArgs&>(a) = make_decode_kernel_args(l, fn);
-  if (l.query_start_loc == nullptr) {  // the uniform form: rows b * query_len + j < T
-    require(l.query_len >= 1 && l.query_len <= l.max_query_len, fn, "query_len", "1 .. max_query_len",
-            str(l.query_len));
-    require(static_cast<std::int64_t>(l.num_seqs) * l.query_len <= l.num_query_tokens, fn, "num_query_tokens",
-            ">= num_seqs * query_len", str(l.num_query_tokens));
-  } else {
-    require(l.query_start_loc_stride >= 0 && 4 * l.query_start_loc_stride + 4 < kMaxRange, fn,
-            "query_start_loc stride", ">= 0, two entries within 2^31 bytes", str(l.query_start_loc_stride));
-  }
+  if (l.query_start_loc != nullptr)  // one buffer range holds a sequence's two entries
+    require(4 * l.query_start_loc_stride + 4 < kMaxRange, fn, "query_start_loc stride",
+            "two entries within 2^31 bytes", str(l.query_start_loc_stride));
   // the q rows of a sequence's query tokens: one buffer range from the first token's
   const std::int64_t token_bytes = 2 * l.q_stride_seq;
   const std::int64_t q_tokens = static_cast<std::int64_t>(a.q_group_bytes) + (l.max_query_len - 1) * token_bytes;

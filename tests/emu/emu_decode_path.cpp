@@ -19,9 +19,6 @@ namespace {
 
 using HostMem = Kokkos::HostSpace;
 
-// The poison of the partition rows before a run: l is never negative.
-constexpr float kPoisonL = -7.0f;
-
 template <class View>
 auto host_copy(const View& v) {
   return Kokkos::create_mirror_view_and_copy(HostMem(), v);
@@ -111,14 +108,7 @@ PathResults run_emulated(const uq::impl::DecodeParams& params, const Variant& v,
   const std::int64_t rows = static_cast<std::int64_t>(num_seqs) * params.num_kv_heads * params.partitions * params.qg;
   const bool direct = params.partitions == 1 && !v.two_stages;
 
-  uq::impl::DecodePartials<HostMem> partials;
-  partials.out = Kokkos::View<uq::bf16*, HostMem>("emu partial out", rows * 256);
-  partials.l = Kokkos::View<float*, HostMem>("emu partial l", rows);
-  partials.m = Kokkos::View<float*, HostMem>("emu partial m", rows);
-  // Poison: every l and m must be written, a partial row exactly where l > 0.
-  Kokkos::deep_copy(partials.out, uq::bf16{kPoisonBf16});
-  Kokkos::deep_copy(partials.l, kPoisonL);
-  Kokkos::deep_copy(partials.m, kPoisonL);
+  uq::impl::DecodePartials<HostMem> partials = poisoned_host_partials(rows);
   Kokkos::View<unsigned long long[uq::kNumCounters], HostMem> counters("emu counters");
   auto hlse = Kokkos::create_mirror_view(HostMem(), lse);  // lse itself on a host backend (strided)
 
@@ -174,7 +164,7 @@ PathResults run_emulated(const uq::impl::DecodeParams& params, const Variant& v,
     EXPECT_EQ(poisoned, expect_row ? 0 : 256) << "partition row " << i << " (l = " << partials.l(i) << ")";
   }
   if (direct) {  // no partial result touched
-    for (std::int64_t i = 0; i < rows; ++i) EXPECT_EQ(partials.l(i), kPoisonL) << "direct run wrote partition row " << i;
+    for (std::int64_t i = 0; i < rows; ++i) EXPECT_EQ(partials.l(i), kPoisonPartialL) << "direct run wrote partition row " << i;
   }
   for (int i = 0; i < uq::kNumCounters; ++i) r.status.counts[i] = counters(i);
   return r;
@@ -199,7 +189,7 @@ void run_both_on(const DecodeCase& c, const Variant& v, BothPaths& both, const Q
     plan.run_partitions(q, cache, tables, lens);
     plan.run_reduce(static_cast<int>(q.extent(0)), generic_out, generic_lse);
   } else {
-    Kokkos::deep_copy(plan.partials().l, kPoisonL);
+    Kokkos::deep_copy(plan.partials().l, kPoisonPartialL);
     plan.run(q, cache, tables, lens, generic_out, generic_lse);
   }
   for (const uq::bf16& x : to_host(generic_out)) both.generic.out.push_back(x.bits);
@@ -290,7 +280,7 @@ void compare_partitions(const DecodeCase& c, const PathResults& e, const PathRes
   ASSERT_EQ(e.m.size(), g.m.size());
   const double u32 = std::ldexp(1.0, -24);
   for (std::size_t i = 0; i < e.m.size(); ++i) {
-    ASSERT_FALSE(e.l[i] == kPoisonL || e.m[i] == kPoisonL) << c.name() << ": partition row " << i << " not written";
+    ASSERT_FALSE(e.l[i] == kPoisonPartialL || e.m[i] == kPoisonPartialL) << c.name() << ": partition row " << i << " not written";
     ASSERT_EQ(std::isnan(e.l[i]), std::isnan(g.l[i])) << c.name() << ": partition row " << i << " (non-finite q)";
     if (std::isnan(g.l[i])) {  // a non-finite query row: l = m = NaN on both paths
       ASSERT_TRUE(std::isnan(e.m[i]) && std::isnan(g.m[i])) << c.name() << ": partition row " << i;

@@ -74,6 +74,20 @@ BothPaths run_both(const DecodeCase& c, const Variant& v);
 // reference does not know): the views as check_decode builds them.
 BothPaths run_both_unchecked(const DecodeCase& c, const Variant& v);
 
+// Host partition rows for an emulated run ([rows][256] partial bf16, l, m), poisoned: every l and
+// m must be written (l is never negative), a partial row exactly where l > 0.
+inline constexpr float kPoisonPartialL = -7.0f;
+inline uq::impl::DecodePartials<Kokkos::HostSpace> poisoned_host_partials(std::int64_t rows) {
+  uq::impl::DecodePartials<Kokkos::HostSpace> partials;
+  partials.out = Kokkos::View<uq::bf16*, Kokkos::HostSpace>("emu partial out", rows * 256);
+  partials.l = Kokkos::View<float*, Kokkos::HostSpace>("emu partial l", rows);
+  partials.m = Kokkos::View<float*, Kokkos::HostSpace>("emu partial m", rows);
+  Kokkos::deep_copy(partials.out, uq::bf16{kPoisonBf16});
+  Kokkos::deep_copy(partials.l, kPoisonPartialL);
+  Kokkos::deep_copy(partials.m, kPoisonPartialL);
+  return partials;
+}
+
 inline double bf16_value(std::uint16_t bits) { return uq::codec::bf16_to_float(uq::bf16{bits}); }
 
 // The tolerance of the emulated kernel against the generic path (derivation at its definition).

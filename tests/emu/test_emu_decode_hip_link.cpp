@@ -38,8 +38,8 @@ TEST(Gfx950Link, RuntimeReportsNoDevice) {
       << " (this test expects a machine without an AMD GPU)";
 }
 
-TEST(Gfx950Link, PartitionLaunchFailsWithoutDevice) {
-  if (hip_devices() > 0) GTEST_SKIP() << "a HIP device is present: this test covers the no-device path only";
+// A valid launch of one sequence, one KV head at QG 8, one 16-token block, one partition.
+uq::gfx950::DecodePartitionsLaunch one_block_launch() {
   uq::gfx950::DecodePartitionsLaunch l;
   l.num_seqs = 1;
   l.num_kv_heads = 1;
@@ -51,31 +51,32 @@ TEST(Gfx950Link, PartitionLaunchFailsWithoutDevice) {
   l.tgpp = 1;
   l.q_stride_seq = 8 * 256;
   l.q_stride_head = 256;
-  const std::string what = launch_error([&] { uq::gfx950::launch_decode_partitions(l); });
-  EXPECT_NE(what.find("uq::gfx950::launch_decode_partitions"), std::string::npos) << what;
+  return l;
+}
+
+// The launcher got past its argument checks and failed in the HIP runtime, naming itself.
+void expect_runtime_failure(const std::string& what, const std::string& launcher) {
+  EXPECT_NE(what.find(launcher), std::string::npos) << what;
   EXPECT_NE(what.find("hipError"), std::string::npos) << what;
+}
+
+TEST(Gfx950Link, PartitionLaunchFailsWithoutDevice) {
+  if (hip_devices() > 0) GTEST_SKIP() << "a HIP device is present: this test covers the no-device path only";
+  const uq::gfx950::DecodePartitionsLaunch l = one_block_launch();
+  expect_runtime_failure(launch_error([&] { uq::gfx950::launch_decode_partitions(l); }),
+                         "uq::gfx950::launch_decode_partitions");
 }
 
 // The multi-token kernel's launcher (decode_queries.hip) links and reaches the runtime too.
 TEST(Gfx950Link, QueriesLaunchFailsWithoutDevice) {
   if (hip_devices() > 0) GTEST_SKIP() << "a HIP device is present: this test covers the no-device path only";
   uq::gfx950::DecodeQueriesLaunch l;
-  l.num_seqs = 1;
-  l.num_kv_heads = 1;
-  l.qg = 8;
-  l.block_size = 16;
-  l.slot_bytes = 272;
-  l.max_blocks_per_seq = 1;
-  l.partitions = 1;
-  l.tgpp = 1;
-  l.q_stride_seq = 8 * 256;
-  l.q_stride_head = 256;
+  static_cast<uq::gfx950::DecodePartitionsLaunch&>(l) = one_block_launch();
   l.query_len = 2;
   l.max_query_len = 2;
   l.num_query_tokens = 2;
-  const std::string what = launch_error([&] { uq::gfx950::launch_decode_queries(l); });
-  EXPECT_NE(what.find("uq::gfx950::launch_decode_queries"), std::string::npos) << what;
-  EXPECT_NE(what.find("hipError"), std::string::npos) << what;
+  expect_runtime_failure(launch_error([&] { uq::gfx950::launch_decode_queries(l); }),
+                         "uq::gfx950::launch_decode_queries");
 }
 
 TEST(Gfx950Link, ReduceLaunchFailsWithoutDevice) {

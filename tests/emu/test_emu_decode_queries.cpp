@@ -30,8 +30,6 @@ namespace {
 using namespace uqtest;
 using HostMem = Kokkos::HostSpace;
 
-constexpr float kPoisonL = -7.0f;  // l is never negative
-
 // A run's results: out and lse, the partial rows (empty when P = 1 runs direct) and the counters.
 struct QueriesRun {
   QueriesOutput got;
@@ -90,13 +88,7 @@ QueriesRun run_emulated(const QueriesCase& c, const QueriesData& qd, const Devic
   const auto starts = Kokkos::create_mirror_view_and_copy(HostMem(), in.starts);
   const int T = qd.tokens, num_seqs = qd.d.num_seqs;
   const std::int64_t rows = static_cast<std::int64_t>(T) * c.base.num_kv_heads * e.partitions * c.base.qg;
-  uq::impl::DecodePartials<HostMem> partials;
-  partials.out = Kokkos::View<uq::bf16*, HostMem>("emu partial out", rows * 256);
-  partials.l = Kokkos::View<float*, HostMem>("emu partial l", rows);
-  partials.m = Kokkos::View<float*, HostMem>("emu partial m", rows);
-  Kokkos::deep_copy(partials.out, uq::bf16{kPoisonBf16});
-  Kokkos::deep_copy(partials.l, kPoisonL);
-  Kokkos::deep_copy(partials.m, kPoisonL);
+  uq::impl::DecodePartials<HostMem> partials = poisoned_host_partials(rows);
   Kokkos::View<unsigned long long[uq::kNumCounters], HostMem> counters("emu counters");
 
   uq::impl::DecodeParams p;
@@ -148,7 +140,7 @@ QueriesRun run_emulated(const QueriesCase& c, const QueriesData& qd, const Devic
   });
   for (std::int64_t i = 0; i < rows; ++i) {
     if (direct) {
-      EXPECT_EQ(partials.l(i), kPoisonL) << "a direct run wrote partition row " << i;
+      EXPECT_EQ(partials.l(i), kPoisonPartialL) << "a direct run wrote partition row " << i;
       continue;
     }
     r.l.push_back(partials.l(i));
@@ -157,6 +149,18 @@ QueriesRun run_emulated(const QueriesCase& c, const QueriesData& qd, const Devic
   }
   for (int k = 0; k < uq::kNumCounters; ++k) r.status.counts[k] = counters(k);
   return r;
+}
+
+// Each query token's row of a multi-token run (`several`) against the one-token kernel run once
+// per query token on the positions that token sees: the same bits, lse included.
+void expect_rows_match_prefix_decodes(const QueriesCase& c, const QueriesData& qd, const DeviceQueriesInputs& in,
+                                      const EmuLaunch& e, const QueriesRun& several, const std::string& name) {
+  QueriesData each_qd = qd;
+  each_qd.d.num_seqs = qd.tokens;
+  EmuLaunch one = e;
+  one.one_token_kernel = true;
+  const QueriesRun prefixes = run_emulated(c, each_qd, one_sequence_per_query_token(c, qd, in), one);
+  expect_bit_identical(several.got, prefixes.got, name);
 }
 
 std::vector<int> query_lens_of(const QueriesCase& c, const EmuLaunch& e) {
@@ -272,6 +276,29 @@ void expect_same_bits(const std::string& name, const QueriesRun& a, const Querie
   EXPECT_EQ(a.partial, b.partial) << name << ": partial rows";
 }
 
+// A plan taking max_query_len tokens run with every n_b = 1 (five sequences of 700, 0, 1, 64 and
+// 300 tokens, block size 64) gives the one-token gfx950 kernel's bits, partition rows included;
+// the multi-token run is also checked against the reference (check_case).
+void expect_one_token_rows_bit_identical(int qg, int partitions, int max_query_len, int seed,
+                                         const std::string& label) {
+  QueriesCase c;
+  c.base.qg = qg;
+  c.base.block_size = 64;
+  c.base.seq_lens = {700, 0, 1, 64, 300};
+  c.base.partitions = partitions;
+  c.base.seed = seed + qg + partitions;
+  c.query_lens.assign(5, 1);
+  EmuLaunch e;
+  e.max_query_len = max_query_len;
+  const QueriesRun several = check_case(c, e);
+  const QueriesData qd = build_queries_data(c);
+  const DeviceQueriesInputs in = queries_inputs_on_device(c, qd);
+  run_generic(c, qd, in, e);  // the same P and TGPP
+  e.one_token_kernel = true;
+  const QueriesRun one = run_emulated(c, qd, in, e);
+  expect_same_bits(label + std::to_string(qg) + " P " + std::to_string(e.partitions), several, one);
+}
+
 // A ragged batch for the tile's rows (n_b QG <= 16): lengths 0, 1, 15, 17, 300, 5, 257 and 511
 // with n_b up to 2 (QG 6, 8: 2 > L = 1 and 2 > L = 0, rows that see nothing) or 1 (QG 16), and 0.
 QueriesCase ragged_case(int qg, int block_size, std::uint64_t seed) {
@@ -341,24 +368,8 @@ TEST(EmuDecodeQueries, UniformForm) {
 // plan that takes up to 2 tokens (1 at QG 16).
 TEST(EmuDecodeQueries, OneQueryTokenPerSequenceIsBitIdenticalToTheOneTokenKernel) {
   for (int qg : {6, 8, 16})
-    for (int partitions : {1, 5, 0}) {
-      QueriesCase c;
-      c.base.qg = qg;
-      c.base.block_size = 64;
-      c.base.seq_lens = {700, 0, 1, 64, 300};
-      c.base.partitions = partitions;
-      c.base.seed = 700 + qg + partitions;
-      c.query_lens.assign(5, 1);
-      EmuLaunch e;
-      e.max_query_len = qg == 16 ? 1 : 2;
-      const QueriesRun several = check_case(c, e);
-      const QueriesData qd = build_queries_data(c);
-      const DeviceQueriesInputs in = queries_inputs_on_device(c, qd);
-      run_generic(c, qd, in, e);  // the same P and TGPP
-      e.one_token_kernel = true;
-      const QueriesRun one = run_emulated(c, qd, in, e);
-      expect_same_bits("QG " + std::to_string(qg) + " P " + std::to_string(e.partitions), several, one);
-    }
+    for (int partitions : {1, 5, 0})
+      expect_one_token_rows_bit_identical(qg, partitions, qg == 16 ? 1 : 2, 700, "QG ");
 }
 
 // Each query token's row gives the bits of the one-token gfx950 kernel's decode of its sequence
@@ -381,26 +392,7 @@ TEST(EmuDecodeQueries, EachRowIsTheOneTokenKernelsDecodeOfItsPrefix) {
       e.max_query_len = 2;
       run_generic(c, qd, in, e);
       const QueriesRun several = run_emulated(c, qd, in, e);
-      // One sequence per query token: its sequence's table row and seq_len = what it sees.
-      std::vector<std::int32_t> tables, lens;
-      for (int b = 0; b < qd.d.num_seqs; ++b)
-        for (int j = 0; j < c.query_lens[b]; ++j) {
-          tables.insert(tables.end(), qd.d.tables.begin() + b * qd.d.max_blocks,
-                        qd.d.tables.begin() + (b + 1) * qd.d.max_blocks);
-          lens.push_back(std::max(c.base.seq_lens[b] - c.query_lens[b] + j + 1, 0));
-        }
-      DeviceQueriesInputs each = in;
-      each.one.tables = to_device(tables, "tables", qd.tokens, qd.d.max_blocks);
-      each.one.lens = to_device(lens, "lens", qd.tokens);
-      QueriesData each_qd = qd;
-      each_qd.d.num_seqs = qd.tokens;
-      EmuLaunch one = e;
-      one.one_token_kernel = true;
-      const QueriesRun prefixes = run_emulated(c, each_qd, each, one);
-      const std::string name = "QG " + std::to_string(qg) + " P " + std::to_string(partitions);
-      EXPECT_EQ(several.got.out, prefixes.got.out) << name;
-      for (std::size_t k = 0; k < several.got.lse.size(); ++k)
-        ASSERT_EQ(std::memcmp(&several.got.lse[k], &prefixes.got.lse[k], sizeof(float)), 0) << name << " lse " << k;
+      expect_rows_match_prefix_decodes(c, qd, in, e, several, "QG " + std::to_string(qg) + " P " + std::to_string(partitions));
     }
 }
 
@@ -529,24 +521,8 @@ TEST(EmuDecodeQueries, UniformFormTwoTiles) {
 // hold no row.
 TEST(EmuDecodeQueries, TwoTilesWithOneQueryTokenPerSequenceAreBitIdenticalToTheOneTokenKernel) {
   for (int qg : {6, 8, 16})
-    for (int partitions : {1, 0}) {
-      QueriesCase c;
-      c.base.qg = qg;
-      c.base.block_size = 64;
-      c.base.seq_lens = {700, 0, 1, 64, 300};
-      c.base.partitions = partitions;
-      c.base.seed = 970 + qg + partitions;
-      c.query_lens.assign(5, 1);
-      EmuLaunch e;
-      e.max_query_len = 32 / qg;
-      const QueriesRun several = check_case(c, e);
-      const QueriesData qd = build_queries_data(c);
-      const DeviceQueriesInputs in = queries_inputs_on_device(c, qd);
-      run_generic(c, qd, in, e);  // the same P and TGPP
-      e.one_token_kernel = true;
-      const QueriesRun one = run_emulated(c, qd, in, e);
-      expect_same_bits("two tiles, QG " + std::to_string(qg) + " P " + std::to_string(e.partitions), several, one);
-    }
+    for (int partitions : {1, 0})
+      expect_one_token_rows_bit_identical(qg, partitions, 32 / qg, 970, "two tiles, QG ");
 }
 
 // Each query token's row on the two-N-tile kernel, tile 1's included, gives the bits of the
@@ -568,25 +544,7 @@ TEST(EmuDecodeQueries, TwoTilesEachRowIsTheOneTokenKernelsDecodeOfItsPrefix) {
       e.max_query_len = ql;
       run_generic(c, qd, in, e);
       const QueriesRun several = run_emulated(c, qd, in, e);
-      std::vector<std::int32_t> tables, lens;
-      for (int b = 0; b < qd.d.num_seqs; ++b)
-        for (int j = 0; j < c.query_lens[b]; ++j) {
-          tables.insert(tables.end(), qd.d.tables.begin() + b * qd.d.max_blocks,
-                        qd.d.tables.begin() + (b + 1) * qd.d.max_blocks);
-          lens.push_back(std::max(c.base.seq_lens[b] - c.query_lens[b] + j + 1, 0));
-        }
-      DeviceQueriesInputs each = in;
-      each.one.tables = to_device(tables, "tables", qd.tokens, qd.d.max_blocks);
-      each.one.lens = to_device(lens, "lens", qd.tokens);
-      QueriesData each_qd = qd;
-      each_qd.d.num_seqs = qd.tokens;
-      EmuLaunch one = e;
-      one.one_token_kernel = true;
-      const QueriesRun prefixes = run_emulated(c, each_qd, each, one);
-      const std::string name = "two tiles, QG " + std::to_string(qg) + " P " + std::to_string(partitions);
-      EXPECT_EQ(several.got.out, prefixes.got.out) << name;
-      for (std::size_t k = 0; k < several.got.lse.size(); ++k)
-        ASSERT_EQ(std::memcmp(&several.got.lse[k], &prefixes.got.lse[k], sizeof(float)), 0) << name << " lse " << k;
+      expect_rows_match_prefix_decodes(c, qd, in, e, several, "two tiles, QG " + std::to_string(qg) + " P " + std::to_string(partitions));
     }
 }
 

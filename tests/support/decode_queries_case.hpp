@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -101,6 +102,32 @@ struct QueriesOutput {
   std::vector<std::uint16_t> out;
   std::vector<float> lse;
 };
+
+// Today's way of running several query tokens (what engines do without §5.9): one sequence per
+// query token, with its sequence's block-table row and seq_len = the positions that token sees.
+// The result is `in` with those T tables and lengths (q, cache and query_start_loc unchanged).
+inline DeviceQueriesInputs one_sequence_per_query_token(const QueriesCase& c, const QueriesData& qd,
+                                                        const DeviceQueriesInputs& in) {
+  std::vector<std::int32_t> tables, lens;
+  for (int b = 0; b < qd.d.num_seqs; ++b)
+    for (int j = 0; j < c.query_lens[b]; ++j) {
+      tables.insert(tables.end(), qd.d.tables.begin() + b * qd.d.max_blocks,
+                    qd.d.tables.begin() + (b + 1) * qd.d.max_blocks);
+      lens.push_back(std::max(c.base.seq_lens[b] - c.query_lens[b] + j + 1, 0));
+    }
+  DeviceQueriesInputs each = in;
+  each.one.tables = to_device(tables, "tables", qd.tokens, qd.d.max_blocks);
+  each.one.lens = to_device(lens, "lens", qd.tokens);
+  return each;
+}
+
+// Two runs' out and lse bit for bit (lse compared as bits, so -inf and NaN rows count too).
+inline void expect_bit_identical(const QueriesOutput& a, const QueriesOutput& b, const std::string& name) {
+  EXPECT_EQ(a.out, b.out) << name;
+  ASSERT_EQ(a.lse.size(), b.lse.size()) << name;
+  for (std::size_t k = 0; k < a.lse.size(); ++k)
+    ASSERT_EQ(std::memcmp(&a.lse[k], &b.lse[k], sizeof(float)), 0) << name << " lse " << k;
+}
 
 using QueriesRunner = std::function<void(const DeviceQueriesInputs& in, const DeviceView<uq::bf16***>& out,
                                          const LseView& lse)>;

@@ -60,6 +60,22 @@ inline void check_decode_partitions_launch(const char* fn, const DecodePartition
   if (l.lse != nullptr) check_lse_strides(fn, l.lse_stride_seq, l.lse_stride_head);
 }
 
+// The query-token fields of a multi-token launch (spec §5.9), which every tuned kernel reads
+// alike: max_query_len >= 1, the uniform form's query_len within it and its num_seqs * query_len
+// rows within num_query_tokens, or a non-negative query_start_loc stride. Each path checks its
+// own row limit (max_query_len * qg) before this.
+inline void check_decode_queries_form(const char* fn, const DecodeQueriesLaunch& l) {
+  require(l.num_query_tokens >= 0, fn, "num_query_tokens", ">= 0", str(l.num_query_tokens));
+  if (l.query_start_loc == nullptr) {  // the uniform form: rows b * query_len + j < T
+    require(l.query_len >= 1 && l.query_len <= l.max_query_len, fn, "query_len", "1 .. max_query_len",
+            str(l.query_len));
+    require(static_cast<std::int64_t>(l.num_seqs) * l.query_len <= l.num_query_tokens, fn, "num_query_tokens",
+            ">= num_seqs * query_len", str(l.num_query_tokens));
+  } else {
+    require(l.query_start_loc_stride >= 0, fn, "query_start_loc stride", ">= 0", str(l.query_start_loc_stride));
+  }
+}
+
 inline void check_decode_reduce_launch(const char* fn, const DecodeReduceLaunch& l) {
   require(l.num_seqs >= 0, fn, "num_seqs", ">= 0", str(l.num_seqs));
   require(is_decode_qg(l.qg), fn, "qg", "6, 8 or 16", str(l.qg));
