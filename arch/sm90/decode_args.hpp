@@ -99,7 +99,7 @@ UQ_SM90_HOST_DEVICE constexpr int decode_queries_ctas_per_sm(int n) { return n <
 //  redl     4 x N floats: per query row, each warp's l ([row][warp])
 //  meta     stages x 8 bytes (rounded up to 16): per stage, the 64-bit mask of the tile's present tokens
 //  bars     stages x 8 bytes (rounded up to 16): the stages' mbarriers
-//  qbad     N bytes, at least 16: per query row, 1 when its q holds a non-finite value
+//  qbad     N bytes rounded up to 16: per query row, 1 when its q holds a non-finite value
 //  sync     32 bytes: (synchronous loads) the tile's first token and its 4 block ids
 struct DecodeSmem {
   int ring, q, p, red, redl, meta, bars, qbad, sync, total;
@@ -115,7 +115,7 @@ UQ_SM90_HOST_DEVICE constexpr DecodeSmem decode_smem_layout_n(int n) {
   s.meta = s.redl + 4 * n * 4;
   s.bars = s.meta + (stages * 8 + 15) / 16 * 16;  // (rounded up to keep every offset 16-aligned)
   s.qbad = s.bars + (stages * 8 + 15) / 16 * 16;
-  s.sync = s.qbad + (n < 16 ? 16 : n);
+  s.sync = s.qbad + (n < 16 ? 16 : (n + 15) / 16 * 16);
   s.total = s.sync + 32;
   return s;
 }
