@@ -9,8 +9,9 @@
 // --uq_full forces the device sweep.
 //
 // decode_queries/QL<n>/...: several query tokens per sequence (spec ultraquant.md §5.9, an MTP or
-// draft verification: each sequence's last QL tokens are new), one call (mode "one_call", the
-// generic path: no tuned kernel has it yet) against today's way, QL one-token calls with
+// draft verification: each sequence's last QL tokens are new), one call (mode "one_call", on the
+// device's default path: the sm90 multi-token kernel on Hopper, where QL x QG <= 32; and
+// "one_call_generic" where that is a tuned one) against today's way, QL one-token calls with
 // seq_len = L - QL + j + 1 (mode "per_token", on the device's default path, and "per_token_generic"
 // where that is a tuned one); kv_reads counts the passes over the cache. The target:
 // the generic QL = 4 call within 2x the QL = 1 call.
@@ -290,11 +291,15 @@ void bench_write_kv(benchmark::State& state, int tokens, int kv_heads) {
 }
 
 // ---------------------------------------------------------------- several query tokens
-enum class QueriesMode { OneCall, PerToken, PerTokenGeneric };
+enum class QueriesMode { OneCall, OneCallGeneric, PerToken, PerTokenGeneric };
 
 const char* mode_name(QueriesMode m) {
-  return m == QueriesMode::OneCall ? "one_call" : m == QueriesMode::PerToken ? "per_token" : "per_token_generic";
+  return m == QueriesMode::OneCall          ? "one_call"
+         : m == QueriesMode::OneCallGeneric ? "one_call_generic"
+         : m == QueriesMode::PerToken       ? "per_token"
+                                            : "per_token_generic";
 }
+bool one_call(QueriesMode m) { return m == QueriesMode::OneCall || m == QueriesMode::OneCallGeneric; }
 
 void bench_queries(benchmark::State& state, DecodeShapeArgs s, int ql, QueriesMode mode) {
   const double floor_bytes = decode_floor_bytes(s);  // the cache once: the useful bytes
@@ -316,20 +321,20 @@ void bench_queries(benchmark::State& state, DecodeShapeArgs s, int ql, QueriesMo
   const int width = static_cast<int>(inputs[0].tables.extent(1));
   uq::DecodeConfig cfg;
   cfg.check = false;
-  if (mode == QueriesMode::PerTokenGeneric) cfg.backend = uq::Backend::Generic;
+  if (mode == QueriesMode::PerTokenGeneric || mode == QueriesMode::OneCallGeneric) cfg.backend = uq::Backend::Generic;
   const Exec exec;
   uq::DecodeShape shape{s.batch, s.kv_heads, s.qg, s.block_size, width};
   const uq::DecodePlan<Exec> per_token(exec, shape, cfg);
   shape.max_query_len = ql;
   cfg.query_len = ql;
-  const uq::DecodePlan<Exec> one_call(exec, shape, cfg);
+  const uq::DecodePlan<Exec> one_call_plan(exec, shape, cfg);
   Kokkos::View<uq::bf16****, Kokkos::LayoutRight, Mem> out("out", s.batch, ql, hq, 256);
   const Kokkos::View<uq::bf16***, Kokkos::LayoutRight, Mem> out_rows(out.data(), s.batch * ql, hq, 256);
   auto run = [&](std::size_t i) {
     const auto& in = inputs[i];
-    if (mode == QueriesMode::OneCall) {
+    if (one_call(mode)) {
       const Kokkos::View<const uq::bf16***, Kokkos::LayoutRight, Mem> q_rows(queries[i].data(), s.batch * ql, hq, 256);
-      one_call.run(q_rows, in.cache, in.tables, in.lens, out_rows);
+      one_call_plan.run(q_rows, in.cache, in.tables, in.lens, out_rows);
     } else {
       for (int j = 0; j < ql; ++j)
         per_token.run(Kokkos::subview(queries[i], Kokkos::ALL, j, Kokkos::ALL, Kokkos::ALL), in.cache, in.tables,
@@ -346,10 +351,10 @@ void bench_queries(benchmark::State& state, DecodeShapeArgs s, int ql, QueriesMo
   }
   uqbench::set_bandwidth_counters(state, floor_bytes, total);
   state.counters["query_len"] = ql;
-  state.counters["kv_reads"] = mode == QueriesMode::OneCall ? 1 : ql;  // passes over the cache
-  state.counters["partitions"] = one_call.partitions();
+  state.counters["kv_reads"] = one_call(mode) ? 1 : ql;  // passes over the cache
+  state.counters["partitions"] = one_call_plan.partitions();
   state.counters["cold_copies"] = copies;
-  const auto& plan = mode == QueriesMode::OneCall ? one_call : per_token;
+  const auto& plan = one_call(mode) ? one_call_plan : per_token;
   state.SetLabel(std::string(mode_name(mode)) + ": " + uq::path_name(plan.path()) + " on " + plan.device().name);
   if (!plan.status().ok()) state.SkipWithError(("device status: " + plan.status().describe()).c_str());
 }
@@ -400,8 +405,10 @@ void register_all(bool full) {
            : std::vector<DecodeShapeArgs>{{4, 75000, 6, 1, 64}, {64, 131072, 6, 1, 64}};
   for (const auto& s : mtp_shapes)
     for (int ql : {1, 2, 4})
-      for (QueriesMode m : {QueriesMode::OneCall, QueriesMode::PerToken, QueriesMode::PerTokenGeneric}) {
-        if (m == QueriesMode::PerTokenGeneric && !tuned) continue;  // per_token is generic already
+      for (QueriesMode m : {QueriesMode::OneCall, QueriesMode::OneCallGeneric, QueriesMode::PerToken,
+                            QueriesMode::PerTokenGeneric}) {
+        // per_token and one_call are generic already
+        if ((m == QueriesMode::PerTokenGeneric || m == QueriesMode::OneCallGeneric) && !tuned) continue;
         if (ql == 1 && m == QueriesMode::PerToken) continue;  // the one call is that already
         reg("decode_queries/QL" + std::to_string(ql) + "/" + mode_name(m) + "/" + s.name(),
             [=](benchmark::State& st) { bench_queries(st, s, ql, m); });

@@ -1,4 +1,6 @@
-// Decode with several query tokens per sequence (spec ultraquant.md §5.9) on the generic path:
+// Decode with several query tokens per sequence (spec ultraquant.md §5.9), mostly on the generic
+// path (the tests that run Auto take the device's multi-token kernel where it has one, and hold
+// its rows to that path's tolerance; the sm90 kernel's own tests: sm90_decode_queries.cpp):
 // ragged n_b (0, n_b above seq_len: rows that see nothing), QL up to 8, every QG, block sizes 16
 // and 256, strided q, P = 1 and split-K, lse, the uniform form, a caller's workspace and a
 // narrower block table, against the float64 reference (decode_queries_case.hpp: the one-token
@@ -96,16 +98,18 @@ TEST(DecodeQueries, UniformFormMatchesQueryStartLoc) {
       uq::decode(i.q, i.one.cache, i.one.tables, i.one.lens, i.starts, out, lse, cfg);
     });
     cfg.query_len = ql;
+    uq::Path ran = uq::Path::Generic;
     const QueriesOutput uniform = run_queries(qd, in, [&](const auto& i, const auto& out, const auto& lse) {
       uq::DecodePlan<Exec> plan(Exec(), uq::decode_shape_of(i.q, i.one.cache, i.one.tables, cfg), cfg);
       EXPECT_EQ(plan.shape().max_query_len, ql);
       plan.run(i.q, i.one.cache, i.one.tables, i.one.lens, out, lse);
-      EXPECT_EQ(plan.path(), uq::Path::Generic);
+      ran = plan.path();
+      EXPECT_EQ(ran, expected_queries_path(plan.device(), c.base.qg, ql)) << plan.path_reason();
     });
     EXPECT_EQ(uniform.out, with_starts.out) << "QL " << ql;
     for (std::size_t k = 0; k < uniform.lse.size(); ++k)
       ASSERT_EQ(std::memcmp(&uniform.lse[k], &with_starts.lse[k], sizeof(float)), 0) << "QL " << ql << " " << k;
-    expect_queries_match(c.name(), qd, reference_queries(c, qd, ql), uniform);
+    expect_queries_match(c.name(), qd, reference_queries(c, qd, ql), uniform, queries_tolerance(c, qd, ran));
   }
 }
 
@@ -235,15 +239,18 @@ TEST(DecodeQueries, BadQueryStartLocIsMaskedAndCountedOnTheDevice) {
       QueriesCase pc = c;
       pc.base.partitions = partitions;
       uq::Status st;
+      uq::Path ran = uq::Path::Generic;
       const QueriesOutput got = run_queries(bd, in, [&](const auto& i, const auto& out, const auto& lse) {
         uq::DecodePlan<Exec> plan(Exec(), shape, queries_config(pc, false));
         plan.run(i.q, i.one.cache, i.one.tables, i.one.lens, i.starts, out, lse);
         st = plan.status();
+        ran = plan.path();
+        EXPECT_EQ(ran, expected_queries_path(plan.device(), c.base.qg, 3)) << plan.path_reason();
       });
       EXPECT_EQ(st[uq::Counter::bad_start_locs], b.count) << b.starts[1] << " P " << partitions;
       const uqref::DecodeResult ref = reference_queries(c, bd, 3);
       EXPECT_EQ(ref.bad_start_locs, b.count);
-      expect_queries_match(c.name() + " (bad query_start_loc)", bd, ref, got);
+      expect_queries_match(c.name() + " (bad query_start_loc)", bd, ref, got, queries_tolerance(c, bd, ran));
       // With P = 1 no reducer writes the rows of skipped sequences: they keep the poison.
       if (partitions == 1)
         for (int i = 0; i < bd.tokens; ++i) {
@@ -294,7 +301,9 @@ TEST(DecodeQueries, PlanReusedWithChangedLengthsAndQueryTokens) {
       plan.run(i.q, i.one.cache, i.one.tables, i.one.lens, i.starts, out, lse);
     });
     EXPECT_TRUE(plan.status().ok()) << plan.status().describe();
-    expect_queries_match(c.name() + " (run " + std::to_string(run) + ")", qd, reference_queries(c, qd, 6), got);
+    EXPECT_EQ(plan.path(), expected_queries_path(plan.device(), c.base.qg, 6)) << plan.path_reason();
+    expect_queries_match(c.name() + " (run " + std::to_string(run) + ")", qd, reference_queries(c, qd, 6), got,
+                         queries_tolerance(c, qd, plan.path()));
     // A one-token run of the same plan in between: the one-token decode's path and bits.
     DeviceView<uq::bf16***> out1("out1", qd.d.num_seqs, qd.d.hq, 256);
     plan.run(in.one.q, in.one.cache, in.one.tables, in.one.lens, out1);
@@ -316,19 +325,24 @@ TEST(DecodeQueries, NonFiniteQueryRowsAreNanAndCountedOnce) {
     const QueriesData qd = build_queries_data(c);
     const DeviceQueriesInputs in = queries_inputs_on_device(c, qd);
     uq::Status st;
+    uq::Path ran = uq::Path::Generic;
     const QueriesOutput got = run_queries(qd, in, [&](const auto& i, const auto& out, const auto& lse) {
       uq::DecodePlan<Exec> plan(Exec(), queries_shape(c, qd), queries_config(c, false));
       plan.run(i.q, i.one.cache, i.one.tables, i.one.lens, i.starts, out, lse);
       st = plan.status();
+      ran = plan.path();
+      EXPECT_EQ(ran, expected_queries_path(plan.device(), c.base.qg, 3)) << plan.path_reason();
     });
     EXPECT_EQ(st[uq::Counter::nonfinite_inputs], 4u) << "P " << partitions;
-    expect_queries_match(c.name(), qd, reference_queries(c, qd, 3), got);
+    expect_queries_match(c.name(), qd, reference_queries(c, qd, 3), got, queries_tolerance(c, qd, ran));
   }
 }
 
 // Multi-token runs take the device's multi-token kernel where a path has one (gfx950, for this
-// plan's 2 x 6 query rows, up to 32 a sequence: arch/gfx950/tuned_path.hpp; tested in tests/emu), else the generic
-// kernels, saying why where the device has a tuned decode; Native refuses them there.
+// plan's 2 x 6 query rows, up to 32 a sequence: arch/gfx950/tuned_path.hpp; tested in tests/emu; sm90 where the
+// plan's max_query_len x qg <= 32: arch/sm90/tuned_path.hpp, beyond that the generic kernels
+// with the sm90 launcher's reason, Native refused with it), else the generic kernels, saying why
+// where the device has a tuned decode; Native refuses them there.
 TEST(DecodeQueries, PathAndReason) {
   QueriesCase c;
   c.base.seq_lens = {30, 20};
@@ -340,6 +354,25 @@ TEST(DecodeQueries, PathAndReason) {
   plan.run(in.q, in.one.cache, in.one.tables, in.one.lens, in.starts, out);
   const uq::Path queries_path = uq::impl::DecodeDispatch<Exec>::QueriesTwoKernels::tuned_path(plan.device());
   EXPECT_EQ(plan.path(), queries_path);
+  if (queries_path == uq::Path::Sm90) {
+    // 6 query tokens at qg 6 (36 rows): Auto runs generic and says why, Native throws that.
+    QueriesCase wide = c;
+    wide.query_lens = {6, 6};
+    const QueriesData wd = build_queries_data(wide);
+    const DeviceQueriesInputs win = queries_inputs_on_device(wide, wd);
+    DeviceView<uq::bf16***> wout("wout", wd.tokens, wd.d.hq, 256);
+    uq::DecodePlan<Exec> auto_plan(Exec(), queries_shape(wide, wd), queries_config(wide));
+    auto_plan.run(win.q, win.one.cache, win.one.tables, win.one.lens, win.starts, wout);
+    EXPECT_EQ(auto_plan.path(), uq::Path::Generic);
+    for (const char* word : {"uq::sm90::launch_decode_queries", "max_query_len * qg <= 32", "6 at qg 6"})
+      EXPECT_NE(auto_plan.path_reason().find(word), std::string::npos) << auto_plan.path_reason();
+    uq::DecodeConfig native = queries_config(wide);
+    native.backend = uq::Backend::Native;
+    uq::DecodePlan<Exec> native_plan(Exec(), queries_shape(wide, wd), native);
+    expect_error([&] { native_plan.run(win.q, win.one.cache, win.one.tables, win.one.lens, win.starts, wout); },
+                 {"uq::decode", "max_query_len * qg <= 32"});
+    return;
+  }
   if (queries_path != uq::Path::Generic) return;  // a device with a multi-token kernel: Native takes it
   EXPECT_NE(plan.path_reason().find("decode queries"), std::string::npos) << plan.path_reason();
   // Native: a plan made for several query tokens is refused when it is made (where the device has

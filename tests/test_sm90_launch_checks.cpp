@@ -2,7 +2,8 @@
 // description (each failure a uq::Error naming the argument, the expectation and the value),
 // the kernel arguments derived from it (softmax scale folded with the K operand's 2^-6 and
 // log2(e), the copy-engine or synchronous loads from the cache's alignment, the 1-block stride
-// rule, P = 1 writing out directly), the grid sizes and the shared-memory budgets. Plain C++: arch/sm90/decode_launch_args.hpp needs no GPU, so CI runs
+// rule, P = 1 writing out directly), the grid sizes and the shared-memory budgets; the
+// multi-token launcher's query rows (at most 32 per KV head). Plain C++: arch/sm90/decode_launch_args.hpp needs no GPU, so CI runs
 // this although it never runs the kernels.
 #include "sm90/decode_grid.hpp"
 #include "sm90/decode_launch_args.hpp"
@@ -197,6 +198,60 @@ TEST(Sm90LaunchChecks, ReducerArgumentsAndBadOnes) {
 // the layout must fit one block (227 KB) and the CTAs per SM its launch bounds assume (228 KB
 // per SM, 1 KB reserved per block), and every region (the ring's stages: tensor-map copies
 // land there) keep its alignment. The reducer uses a fixed 1 KB whatever the partition count.
+// Several query tokens per sequence (spec §5.9): the multi-token kernel takes max_query_len x qg
+// <= 32 query rows per KV head (N = 16, 24 or 32) and refuses more, naming max_query_len and the
+// limit (the dispatch then runs generic with that reason); the rest is the one-token kernel's
+// arguments plus where the query tokens are. Its shared memory fits the CTAs per SM it assumes.
+TEST(Sm90LaunchChecks, SeveralQueryTokensTakeUpTo32RowsAndNameWhatTheyRefuse) {
+  const char* fn = "uq::sm90::launch_decode_queries";
+  auto queries = [](int qg, int max_query_len) {
+    DecodeQueriesLaunch l;
+    static_cast<DecodePartitionsLaunch&>(l) = valid_partitions();
+    l.qg = qg;
+    l.q_stride_seq = 2 * 16 * 256;  // rows of 2 KV heads x up to 16 query heads
+    l.max_query_len = max_query_len;
+    l.query_len = max_query_len;
+    l.num_query_tokens = l.num_seqs * max_query_len;
+    return l;
+  };
+  struct Rows {
+    int qg, max_query_len, n;
+  };
+  for (const Rows& r : {Rows{6, 1, 16}, Rows{6, 2, 16}, Rows{6, 3, 24}, Rows{6, 4, 24}, Rows{6, 5, 32}, Rows{8, 1, 16},
+                        Rows{8, 2, 16}, Rows{8, 3, 24}, Rows{8, 4, 32}, Rows{16, 1, 16}, Rows{16, 2, 32}}) {
+    const DecodeQueriesLaunch l = queries(r.qg, r.max_query_len);
+    EXPECT_EQ(decode_queries_rows(l), r.n) << "qg " << r.qg << " QL " << r.max_query_len;
+    const DecodeQueriesKernelArgs a = make_decode_queries_kernel_args(l);
+    EXPECT_EQ(a.max_query_len, r.max_query_len);
+    EXPECT_EQ(a.query_len, r.max_query_len);
+    EXPECT_EQ(a.num_query_tokens, l.num_query_tokens);
+    EXPECT_EQ(a.query_start_loc, nullptr);
+    EXPECT_EQ(a.qg, r.qg);
+  }
+  for (const Rows& r : {Rows{6, 6, 0}, Rows{8, 5, 0}, Rows{16, 3, 0}})
+    expect_error([&] { make_decode_queries_kernel_args(queries(r.qg, r.max_query_len)); },
+                 {fn, "'max_query_len'", "max_query_len * qg <= 32",
+                  "got " + std::to_string(r.max_query_len) + " at qg " + std::to_string(r.qg)});
+  expect_error([&] { make_decode_queries_kernel_args(queries(8, 0)); }, {fn, "'max_query_len'", ">= 1", "got 0"});
+  DecodeQueriesLaunch l = queries(8, 4);
+  l.query_len = 5;
+  expect_error([&] { make_decode_queries_kernel_args(l); }, {fn, "'query_len'", "1 .. max_query_len", "got 5"});
+  l = queries(8, 4);
+  l.num_query_tokens = 11;
+  expect_error([&] { make_decode_queries_kernel_args(l); }, {fn, "'num_query_tokens'", ">= num_seqs * query_len", "got 11"});
+  l = queries(8, 4);
+  l.qg = 7;  // the one-token checks, under the multi-token launcher's name
+  expect_error([&] { make_decode_queries_kernel_args(l); }, {fn, "'qg'", "got 7"});
+  for (int n : {16, 24, 32}) {
+    EXPECT_LE(decode_queries_ctas_per_sm(n) * (decode_smem_layout_n(n).total + 1024), 228 * 1024) << "N " << n;
+    const DecodeSmem m = decode_smem_layout_n(n);
+    for (int off : {m.ring, m.q, m.p, m.red, m.redl, m.meta, m.bars, m.qbad, m.sync}) EXPECT_EQ(off % 16, 0) << "N " << n;
+    EXPECT_GE(m.sync - m.qbad, n);  // a qbad byte per row
+  }
+  EXPECT_EQ(decode_smem_layout_n(q_rows(16)).total, decode_smem_bytes(16));  // the one-token layouts unchanged
+  EXPECT_EQ(decode_smem_layout_n(q_rows(6)).total, decode_smem_bytes(6));
+}
+
 TEST(Sm90LaunchChecks, SharedMemoryFitsTheOccupancyTheKernelsAssume) {
   EXPECT_EQ(kDecodeCtasPerSm, 3);
   for (int qg : {6, 8, 16}) {

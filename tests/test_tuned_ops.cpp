@@ -138,9 +138,11 @@ TEST(TunedOps, BuiltPathsImplementExactlyTheirOperations) {
 // extends the partition launch, so a path's one-token kernel would otherwise compute the wrong
 // thing) has a gfx950 kernel (the HIP build: arch/gfx950/tuned_path.hpp; its launcher refuses
 // the launches whose query rows do not fit two 16-column MFMA N tiles, which then run generic with
-// that reason: tests/emu/test_emu_decode_queries.cpp); no path has the gather; and a further
-// variant of the multi-token launch (a new type derived from it) is refused by every path,
-// gfx950 included.
+// that reason: tests/emu/test_emu_decode_queries.cpp) and an sm90 kernel (the CUDA build:
+// arch/sm90/tuned_path.hpp; its launcher refuses more than 32 query rows per KV head:
+// test_decode_queries.cpp, PathAndReason); no path has the gather; and a further variant of the
+// multi-token launch (a new type derived from it) is refused by every path, gfx950 and sm90
+// included.
 struct QueriesVariantLaunch : uq::impl::DecodeQueriesLaunch {
   static constexpr const char* kName = "decode queries variant (test)";
   int window = 0;
@@ -149,7 +151,8 @@ struct QueriesVariantLaunch : uq::impl::DecodeQueriesLaunch {
 template <Path P>
 constexpr bool revision_3_as_specialised() {
   constexpr bool gfx950_here = P == Path::Gfx950 && uq::impl::TunedSpace<Path::Gfx950>::built;
-  return uq::impl::TunedOp<P, uq::impl::DecodeQueriesLaunch>::available == gfx950_here &&
+  constexpr bool sm90_here = P == Path::Sm90 && uq::impl::TunedSpace<Path::Sm90>::built;
+  return uq::impl::TunedOp<P, uq::impl::DecodeQueriesLaunch>::available == (gfx950_here || sm90_here) &&
          !uq::impl::TunedOp<P, uq::impl::KvGatherLaunch>::available &&
          !uq::impl::TunedOp<P, QueriesVariantLaunch>::available;
 }
@@ -164,9 +167,11 @@ static_assert(!uq::impl::any_path_implements<Exec, QueriesVariantLaunch>(), "");
 
 TEST(TunedOps, SeveralQueryTokensRunTunedOnlyWhereAPathHasTheKernel) {
   const uq::DeviceInfo here = uq::impl::device_info(Exec());
-  // gfx950's multi-token kernel is there exactly where its path runs on this execution space.
+  // gfx950's and sm90's multi-token kernels are there exactly where their paths run on this
+  // execution space.
   const bool claimed = uq::impl::any_path_implements<Exec, uq::impl::DecodeQueriesLaunch>();
-  EXPECT_EQ(claimed, uq::impl::built_paths_for<Exec>().has(Path::Gfx950));
+  EXPECT_EQ(claimed, uq::impl::built_paths_for<Exec>().has(Path::Gfx950) ||
+                         uq::impl::built_paths_for<Exec>().has(Path::Sm90));
   using Dispatch = uq::impl::DecodeDispatch<Exec>;
   for (bool direct : {false, true}) {
     const uq::PathChoice c = Dispatch::queries_candidate(Backend::Auto, here, direct);

@@ -1,47 +1,18 @@
 // Launcher of the sm90 decode partition kernel (launch_decode.hpp): picks the kernel instance
 // for QG and the copy kind, launches the checked arguments on the caller's stream. Compiled by nvcc for sm_90a into uq_sm90.
-#include "sm90/decode_grid.hpp"
 #include "sm90/decode_kernel.cuh"
 #include "sm90/decode_launch_args.hpp"
+#include "sm90/decode_launcher.cuh"
 #include "sm90/launch_decode.hpp"
 
 #include <cuda.h>
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled (through the runtime: no driver library is linked)
 #include <cuda_runtime.h>
 
 namespace uq::sm90 {
 namespace {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw uq::Error("uq::sm90::launch_decode_partitions", what, "cudaSuccess (an sm_90 device)",
-                    std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e));
-}
-
-// The cache as a 4-D tensor for kTensorRows copies: [block][position][KV head][34 x 8 bytes] (a
-// slot's 272 content bytes as 8-byte elements; strides slot_bytes, pos_stride, block_stride,
-// all multiples of 16 with kBulkLoads), box {34, 1, decode_sub_rows(block_size), 1}: one sub-block's
-// rows of one KV head, landing as the ring's 272-byte rows. False if the driver refuses it
-// (the launch then takes the synchronous copies).
-bool encode_slots_map(const DecodeKernelArgs& a, CUtensorMap& map) {
-  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found);
-    return e == cudaSuccess && found == cudaDriverEntryPointSuccess ? reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn)
-                                                                    : nullptr;
-  }();
-  if (encode == nullptr) return false;
-  const cuuint64_t dims[4] = {kRowBytes / 8, static_cast<cuuint64_t>(a.num_kv_heads), static_cast<cuuint64_t>(a.block_size),
-                              static_cast<cuuint64_t>(a.num_blocks)};
-  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(a.slot_bytes), static_cast<cuuint64_t>(a.pos_stride),
-                                 static_cast<cuuint64_t>(a.block_stride)};
-  const cuuint32_t box[4] = {kRowBytes / 8, 1, static_cast<cuuint32_t>(decode_sub_rows(a.block_size)), 1};
-  const cuuint32_t unit[4] = {1, 1, 1, 1};
-  return encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT64, 4, const_cast<std::uint8_t*>(a.cache), dims, strides, box, unit,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
+using launcher::check;
+constexpr const char* kFn = "uq::sm90::launch_decode_partitions";
 
 template <int QG, int kCopy>
 void launch_instance(const DecodeKernelArgs& a, const CUtensorMap& slots, std::int64_t blocks, cudaStream_t stream) {
@@ -49,7 +20,7 @@ void launch_instance(const DecodeKernelArgs& a, const CUtensorMap& slots, std::i
   // The ring needs more than the default 48 KB: opt in once per instance (thread-safe static).
   static const cudaError_t opted =
       cudaFuncSetAttribute(decode_partitions_kernel<QG, kCopy>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  check(opted, "cudaFuncSetAttribute(max dynamic shared memory)");
+  check(opted, kFn, "cudaFuncSetAttribute(max dynamic shared memory)");
   decode_partitions_kernel<QG, kCopy><<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(a, slots);
 }
 
@@ -63,40 +34,14 @@ void launch(const DecodeKernelArgs& a, const CUtensorMap& slots, std::int64_t bl
   }
 }
 
-// decode_ctas_per_bh for this launch on the current device. The search is O(partitions) and
-// the SM-count query a driver call, and an engine repeats the same shape call after call (a
-// single call is timed on the host's critical path): the last answer of this thread is reused.
-int ctas_per_bh(const DecodePartitionsLaunch& l, int ctas_per_sm) {
-  struct Key {
-    int device, qg, partitions, tgpp, ctas_per_sm;
-    std::int64_t nbh, tokens;
-    bool operator==(const Key& o) const {
-      return device == o.device && qg == o.qg && partitions == o.partitions && tgpp == o.tgpp &&
-             ctas_per_sm == o.ctas_per_sm && nbh == o.nbh &&
-             tokens == o.tokens;
-    }
-  };
-  thread_local Key last{-1, 0, 0, 0, 0, 0, 0};
-  thread_local int last_r = 1;
-  Key k{0, l.qg, l.partitions, l.tgpp, ctas_per_sm, static_cast<std::int64_t>(l.num_seqs) * l.num_kv_heads,
-        static_cast<std::int64_t>(l.max_blocks_per_seq) * l.block_size};
-  check(cudaGetDevice(&k.device), "cudaGetDevice");
-  if (k == last) return last_r;
-  int sms = 0;
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, k.device), "cudaDeviceGetAttribute(SM count)");
-  last_r = decode_ctas_per_bh(k.nbh, k.partitions, k.tgpp, k.tokens, sms, k.ctas_per_sm);
-  last = k;
-  return last_r;
-}
-
 }  // namespace
 
 void launch_decode_partitions(const DecodePartitionsLaunch& l, const DecodeKernelArgs& checked) {
   if (decode_partitions_blocks(l) == 0) return;
   DecodeKernelArgs a = checked;  // (the copy kind and the grid split are settled at launch)
   CUtensorMap slots{};  // (all zero: unused without kTensorRows)
-  if ((a.flags & kTensorRows) && !encode_slots_map(a, slots)) a.flags &= ~kTensorRows;
-  a.ctas_per_bh = ctas_per_bh(l, kDecodeCtasPerSm);
+  if ((a.flags & kTensorRows) && !launcher::encode_slots_map(a, slots)) a.flags &= ~kTensorRows;
+  a.ctas_per_bh = launcher::ctas_per_bh(l, kDecodeCtasPerSm, kFn);
   const std::int64_t blocks = static_cast<std::int64_t>(l.num_seqs) * l.num_kv_heads * a.ctas_per_bh;
   auto stream = static_cast<cudaStream_t>(l.stream);
   switch (l.qg) {
@@ -104,7 +49,7 @@ void launch_decode_partitions(const DecodePartitionsLaunch& l, const DecodeKerne
     case 8: launch<8>(a, slots, blocks, stream); break;
     default: launch<16>(a, slots, blocks, stream); break;  // qg checked: 16
   }
-  check(cudaGetLastError(), "kernel launch");
+  check(cudaGetLastError(), kFn, "kernel launch");
 }
 
 }  // namespace uq::sm90

@@ -33,6 +33,7 @@ constexpr int kCounterBadBlockIds = 0;
 constexpr int kCounterNegativeSeqLens = 1;
 constexpr int kCounterLongSeqLens = 2;
 constexpr int kCounterNonfiniteInputs = 4;
+constexpr int kCounterBadStartLocs = 5;
 
 // ---------------------------------------------------------------- partition kernel layout
 // One warpgroup (4 warps) per CTA: the wgmma M dimension is the 64 tokens of a tile.
@@ -49,12 +50,30 @@ constexpr int kStageBytes = kTileTokens * kRowBytes;  // 17408
 // N of the wgmmas: the query rows of a KV head, padded to 8 or 16.
 UQ_SM90_HOST_DEVICE constexpr int q_rows(int qg) { return qg <= 8 ? 8 : 16; }
 
+// Several query tokens per sequence (spec ultraquant.md §5.9, decode_queries.cuh): the QL x QG
+// query rows of a sequence's KV head share each tile as the N of its wgmmas, row r = j QG + g
+// (query token j, query head h QG + g), padded to a multiple of 8 and at least 16 (a plan of one
+// query token at QG 6 or 8 takes the 16-row instance rather than an instance of its own); the
+// launcher refuses plans whose max_query_len x QG exceeds kQueriesMaxRows (5 tokens at QG 6, 4 at
+// QG 8, 2 at QG 16), which then run generic.
+constexpr int kQueriesMaxRows = 32;
+UQ_SM90_HOST_DEVICE constexpr int queries_n(int rows) { return rows <= 16 ? 16 : (rows + 7) / 8 * 8; }
+
 // Commit groups of a tile's P.V wgmmas (decode_kernel.cuh): two for N = 8 (a group's V
 // operands, 64 registers for all four k-steps, stay live until it completes; waiting for the
 // first half before building the second frees 32 of them, which the persistent loop needs),
 // one for N = 16 (there the split measured slower):
 // docs/perf-log/2026-12-01-sm90-persistent-decode.md.
-UQ_SM90_HOST_DEVICE constexpr int decode_pv_split(int qg) { return qg <= 8 ? 2 : 1; }
+// The multi-token instances of N = 24 and 32 split too (their accumulators alone are 48 and 64
+// registers; not measured).
+UQ_SM90_HOST_DEVICE constexpr int decode_pv_split_n(int n) { return n == 16 ? 1 : 2; }
+UQ_SM90_HOST_DEVICE constexpr int decode_pv_split(int qg) { return decode_pv_split_n(q_rows(qg)); }
+
+// QK scale groups per commit group: all 8 in the one-token kernels; in the multi-token ones 4
+// up to N = 24 and 2 at N = 32, so that the groups' fp32 results (batch x N / 2 registers) fit
+// beside the P.V accumulators without spilling (ptxas -v). The scores are summed in group order
+// either way (the same arithmetic).
+UQ_SM90_HOST_DEVICE constexpr int decode_qk_batch(int n, bool queries) { return !queries ? 8 : n <= 24 ? 4 : 2; }
 
 // CTAs per SM of every partition-kernel instance (its launch bounds: 12 warps, <= 168
 // registers) and its ring depth (4 stages: 3 tiles in flight while one is computed). (Caches
@@ -64,6 +83,10 @@ UQ_SM90_HOST_DEVICE constexpr int decode_pv_split(int qg) { return qg <= 8 ? 2 :
 // docs/perf-log/2026-12-02-sm90-tensor-map-reducer.md.)
 constexpr int kDecodeCtasPerSm = 3;
 constexpr int kDecodeStages = 4;
+// The multi-token instances: 3 CTAs per SM up to N = 16 (the one-token QG 16 instance's
+// registers and shared memory), 2 above (their shared memory, ~80 KB, fits 2 per SM, and 2 give
+// ptxas 255 registers for the wider accumulators).
+UQ_SM90_HOST_DEVICE constexpr int decode_queries_ctas_per_sm(int n) { return n <= 16 ? kDecodeCtasPerSm : 2; }
 
 // Shared memory of the partition kernel, in this order (every offset a multiple of 16):
 //  ring     kDecodeStages x kStageBytes
@@ -76,13 +99,12 @@ constexpr int kDecodeStages = 4;
 //  redl     4 x N floats: per query row, each warp's l ([row][warp])
 //  meta     stages x 8 bytes (rounded up to 16): per stage, the 64-bit mask of the tile's present tokens
 //  bars     stages x 8 bytes (rounded up to 16): the stages' mbarriers
-//  qbad     16 bytes: per query row, 1 when its q holds a non-finite value
+//  qbad     N bytes rounded up to 16: per query row, 1 when its q holds a non-finite value
 //  sync     32 bytes: (synchronous loads) the tile's first token and its 4 block ids
 struct DecodeSmem {
   int ring, q, p, red, redl, meta, bars, qbad, sync, total;
 };
-UQ_SM90_HOST_DEVICE constexpr DecodeSmem decode_smem_layout(int qg) {
-  const int n = q_rows(qg);
+UQ_SM90_HOST_DEVICE constexpr DecodeSmem decode_smem_layout_n(int n) {
   const int stages = kDecodeStages;
   DecodeSmem s{};
   s.ring = 0;
@@ -93,10 +115,11 @@ UQ_SM90_HOST_DEVICE constexpr DecodeSmem decode_smem_layout(int qg) {
   s.meta = s.redl + 4 * n * 4;
   s.bars = s.meta + (stages * 8 + 15) / 16 * 16;  // (rounded up to keep every offset 16-aligned)
   s.qbad = s.bars + (stages * 8 + 15) / 16 * 16;
-  s.sync = s.qbad + 16;
+  s.sync = s.qbad + (n < 16 ? 16 : (n + 15) / 16 * 16);
   s.total = s.sync + 32;
   return s;
 }
+UQ_SM90_HOST_DEVICE constexpr DecodeSmem decode_smem_layout(int qg) { return decode_smem_layout_n(q_rows(qg)); }
 UQ_SM90_HOST_DEVICE constexpr int decode_smem_bytes(int qg) { return decode_smem_layout(qg).total; }
 
 // Flags of DecodeKernelArgs::flags.
@@ -142,6 +165,19 @@ struct DecodeKernelArgs : uq::impl::DecodePartitionsLaunch {
   std::int32_t ctas_per_bh;  // CTAs per (sequence, KV head), 1..P
   float score_scale;         // softmax scale x 2^6 (the K operand holds FP4 x 2^-6) x log2(e)
   std::uint32_t flags;
+};
+
+// The multi-token partition kernel's arguments (spec ultraquant.md §5.9, DecodeQueriesLaunch):
+// the one-token kernel's, with rows of query tokens where those have sequences (q, out and lse
+// rows; partial rows [T][num_kv_heads][P][QG], their l and m at partial_lm_index with bh = t x
+// num_kv_heads + h, so that the reducer reads them as T one-token rows), and where a sequence's
+// query tokens are.
+struct DecodeQueriesKernelArgs : DecodeKernelArgs {
+  const std::int32_t* query_start_loc;  // [num_seqs + 1]; nullptr: the uniform form
+  std::int64_t query_start_loc_stride;
+  std::int32_t query_len;         // the uniform form's tokens per sequence
+  std::int32_t max_query_len;     // a longer range is malformed (spec §5.9)
+  std::int32_t num_query_tokens;  // T
 };
 
 // ---------------------------------------------------------------- the workspace

@@ -33,6 +33,7 @@
 #include "sm90/decode_args.hpp"
 #include "sm90/decode_tile.cuh"
 #include "sm90/decode_query.cuh"
+#include "sm90/decode_queries.cuh"
 #include "sm90/fp4_convert.cuh"
 #include "sm90/ptx.cuh"
 
@@ -43,9 +44,6 @@
 namespace uq::sm90 {
 namespace decode_detail {
 
-__device__ __forceinline__ float neg_inf() { return __uint_as_float(0xff800000u); }
-__device__ __forceinline__ float quiet_nan() { return __uint_as_float(0x7fc00000u); }
-constexpr std::uint16_t kBf16Nan = 0x7FC0u;
 constexpr float kLn2 = 0.6931471805599453f;
 
 // Query row of this lane's c-th accumulator column (c < N / 4).
@@ -191,25 +189,20 @@ __device__ __forceinline__ void pv_tile(float (&acc)[4][N / 2], std::uint32_t st
   }
 }
 
-}  // namespace decode_detail
-
-// kCopy: how tiles arrive (decode_copy_kind: kCopySync, kCopyRuns, kCopyBoxes). Separate
-// instances, so that the common one's tile loop carries no code of the others (at decode-sized
-// grids the kernel was instruction-fetch bound: a tensor-map branch beside the run copies cost
-// 7 % at the headline, docs/perf-log/2026-12-02-sm90-tensor-map-reducer.md). slots: the cache's
-// tensor map for kCopyBoxes
-// (decode.cu), unused otherwise.
-template <int QG, int kCopy>
-__global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
-    decode_partitions_kernel(const DecodeKernelArgs a, const __grid_constant__ CUtensorMap slots) {
-  using namespace decode_detail;
+// The partition kernel's body, for one query token per sequence (kQueries false: Args =
+// DecodeKernelArgs, N = q_rows(QG), rows = the QG query heads) and for several (kQueries: Args =
+// DecodeQueriesKernelArgs, N = queries_n(max_query_len x QG), rows = (query token, head) pairs,
+// decode_queries.cuh). What the multi-token form adds is under `if constexpr (kQueries)`: the
+// one-token kernels compile to the same code as before it existed.
+template <int QG, int N, bool kQueries, int kCopy, class Args>
+__device__ __forceinline__ void decode_body(const Args& a, const CUtensorMap& slots) {
   constexpr int kStages = kDecodeStages;
-  constexpr int N = q_rows(QG);
   constexpr int NB = N / 8;   // row blocks of 8 query rows
   constexpr int NC = N / 4;   // accumulator columns per lane
   constexpr int NA = N / 2;   // accumulator registers per wgmma
-  constexpr DecodeSmem SL = decode_smem_layout(QG);
-  constexpr int kPvSplit = decode_pv_split(QG);
+  constexpr DecodeSmem SL = decode_smem_layout_n(N);
+  constexpr int kPvSplit = decode_pv_split_n(N);
+  constexpr int kQkBatch = decode_qk_batch(N, kQueries);
   extern __shared__ __align__(128) unsigned char smem[];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
 
@@ -224,14 +217,29 @@ __global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
   const unsigned nbh = static_cast<unsigned>(a.num_seqs) * static_cast<unsigned>(a.num_kv_heads);
   const int R = a.ctas_per_bh;
   const int r = static_cast<int>(blockIdx.x / nbh);  // r-major: every bh gets its first CTA first
+  // Several query tokens: the sequence's query rows first (a malformed range: nothing is read,
+  // written or counted but the range), then its length; a sequence without query tokens has
+  // nothing to compute.
+  SequenceQueries sq{0, 1};
+  if constexpr (kQueries) {
+    sq = sequence_queries(a, blockIdx.x - static_cast<unsigned>(r) * nbh, r == 0);
+    if (sq.n < 0) return;
+  }
   const SeqView sv = locate_seq(a, blockIdx.x - static_cast<unsigned>(r) * nbh, r == 0);
+  if constexpr (kQueries) {
+    if (sq.n == 0) return;
+  }
+  const int live = kQueries ? sq.n * QG : QG;  // the query rows in use (the rest of N is padding)
   // Partitions with tokens: r, r + RW, ... < filled (RW = sv.workers <= R); empty ones: the
   // p >= filled with p = r (mod R).
   const int RW = sv.workers;
   const int nk = r < RW && r < sv.filled ? (sv.filled - 1 - r) / RW + 1 : 0;  // partitions of this CTA with tokens
   unsigned char* const qbad = smem + SL.qbad;
   const int first_empty = r >= sv.filled ? r : r + (sv.filled - r + R - 1) / R * R;
-  for (int p = first_empty; p < a.partitions; p += R) empty_partition<QG>(a, partition_of(a, sv, p, QG), qbad);
+  for (int p = first_empty; p < a.partitions; p += R) {
+    if constexpr (kQueries) empty_queries_partition<QG>(a, partition_of(a, sv, p, QG), sq, qbad);
+    else empty_partition<QG>(a, partition_of(a, sv, p, QG), qbad);
+  }
   if (nk == 0) return;
 
   const std::uint32_t ring_a = ptx::smem_addr(smem + SL.ring);
@@ -279,10 +287,18 @@ __global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
   __syncthreads();  // mbarriers initialised
   if (bulk && warp == 0)
     for (int s = 0; s < kStages && lk < nk; ++s) issue_next();
-  stage_query<QG>(a, sv.b, sv.h, smem + SL.q, qbad, bulk ? 1 : 0, warp, lane);  // while the first tiles load
+  // while the first tiles load
+  if constexpr (kQueries) stage_query_rows<QG, N>(a, sq, sv.h, smem + SL.q, qbad, bulk ? 1 : 0, warp, lane);
+  else stage_query<QG>(a, sv.b, sv.h, smem + SL.q, qbad, bulk ? 1 : 0, warp, lane);
   ptx::fence_proxy_async_shared();  // q8 is read by the wgmmas (async proxy)
   __syncthreads();
-  if (r == 0 && tid < QG && qbad[tid]) atomicAdd(&a.counters[kCounterNonfiniteInputs], 1ull);  // partition 0 counts
+  if (r == 0 && tid < live && qbad[tid]) atomicAdd(&a.counters[kCounterNonfiniteInputs], 1ull);  // partition 0 counts
+
+  // Several query tokens: the first token that some row in use does not see (row 0's limit):
+  // tiles below it need no row masks (a row's limit, row_limit, is recomputed where needed:
+  // N / 4 registers fewer across the tile loop).
+  int lim_min = 0;
+  if constexpr (kQueries) lim_min = row_limit<QG>(sq, sv.L, 0);
 
   // ---- per-lane constants
   const int tokA = 16 * warp + g, tokB = 16 * warp + 8 + ((g + 4) & 7);  // QK rows g, g + 8
@@ -371,44 +387,51 @@ __global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
     for (int k = 0; k < 4; ++k)
 #pragma unroll
       for (int e = 0; e < NA; ++e) ptx::reg_fence(acc[k][e]);
-    std::uint32_t fa[8][4];
+    // ---- scores: sum_g scale_g part_g in group order, x (softmax scale 2^6 log2 e), masked;
+    // the wgmmas in commit groups of kQkBatch scale groups (one group for the one-token
+    // kernels), each batch's K operands converted after the previous batch completed (nothing
+    // pending: no serialisation) so that only one batch's operands and results are live
+    float sc[2][NC];
 #pragma unroll
-    for (int G = 0; G < 8; ++G) {
+    for (int G0 = 0; G0 < 8; G0 += kQkBatch) {
+    std::uint32_t fa[kQkBatch][4];
+#pragma unroll
+    for (int G = G0; G < G0 + kQkBatch; ++G) {
       const std::uint32_t wa = kw[G >> 1][2 * (G & 1)], wb = kw[G >> 1][2 * (G & 1) + 1];
-      fa[G][0] = k_even_e4m3(wa);
-      fa[G][1] = k_even_e4m3(wb);
-      fa[G][2] = k_odd_e4m3(wa);
-      fa[G][3] = k_odd_e4m3(wb);
+      fa[G - G0][0] = k_even_e4m3(wa);
+      fa[G - G0][1] = k_even_e4m3(wb);
+      fa[G - G0][2] = k_odd_e4m3(wa);
+      fa[G - G0][3] = k_odd_e4m3(wb);
     }
-    float part[8][NA];
+    float part[kQkBatch][NA];
     // pin the operands before the fence: ptxas serialises wgmmas whose inputs are defined
     // after it
 #pragma unroll
-    for (int G = 0; G < 8; ++G)
+    for (int G = 0; G < kQkBatch; ++G)
 #pragma unroll
       for (int e = 0; e < 4; ++e) ptx::reg_fence(fa[G][e]);
-    std::uint64_t qd[8];
+    std::uint64_t qd[kQkBatch];
 #pragma unroll
-    for (int G = 0; G < 8; ++G) {
-      qd[G] = qdesc + G * kGroupStep;
-      ptx::reg_fence(qd[G]);
+    for (int G = G0; G < G0 + kQkBatch; ++G) {
+      qd[G - G0] = qdesc + G * kGroupStep;
+      ptx::reg_fence(qd[G - G0]);
     }
     ptx::wgmma_fence();
 #pragma unroll
-    for (int G = 0; G < 8; ++G) ptx::wgmma_e4m3_rs<N, false>(part[G], fa[G], qd[G]);
+    for (int G = 0; G < kQkBatch; ++G) ptx::wgmma_e4m3_rs<N, false>(part[G], fa[G], qd[G]);
     ptx::wgmma_commit();
     ptx::wgmma_wait<0>();
 #pragma unroll
-    for (int G = 0; G < 8; ++G)
+    for (int G = 0; G < kQkBatch; ++G)
 #pragma unroll
       for (int e = 0; e < NA; ++e) ptx::reg_fence(part[G][e]);
 
-    // ---- scores: sum_g scale_g part_g in group order, x (softmax scale 2^6 log2 e), masked
-    float sc[2][NC];
+    if (G0 == 0) {
 #pragma unroll
-    for (int c = 0; c < NC; ++c) sc[0][c] = sc[1][c] = 0.0f;
+      for (int c = 0; c < NC; ++c) sc[0][c] = sc[1][c] = 0.0f;
+    }
 #pragma unroll
-    for (int G = 0; G < 8; ++G) {
+    for (int G = G0; G < G0 + kQkBatch; ++G) {
       float sA, sB;
       const std::uint32_t wA = G < 4 ? ksA.x : ksA.y, wB = G < 4 ? ksB.x : ksB.y;
       switch (G & 3) {
@@ -419,15 +442,32 @@ __global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
       }
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
-        sc[0][c] = fmaf(part[G][acc_index(0, c)], sA, sc[0][c]);
-        sc[1][c] = fmaf(part[G][acc_index(1, c)], sB, sc[1][c]);
+        sc[0][c] = fmaf(part[G - G0][acc_index(0, c)], sA, sc[0][c]);
+        sc[1][c] = fmaf(part[G - G0][acc_index(1, c)], sB, sc[1][c]);
       }
     }
+    }
     const bool vA = (mask >> tokA) & 1u, vB = (mask >> tokB) & 1u;
+    // Several query tokens: in a tile that reaches a row's limit, the row's tokens past it
+    // are -inf as absent ones are (the steps of a one-token decode of the row's length).
+    int tail = 0;  // tokens before the tile's first one (kQueries, a tile that needs row masks)
+    bool masked = false;
+    if constexpr (kQueries) {
+      tail = tile_start(w, a, i);
+      masked = tail + kTileTokens > lim_min;
+    }
 #pragma unroll
     for (int c = 0; c < NC; ++c) {
       sc[0][c] = vA ? sc[0][c] * a.score_scale : neg_inf();
       sc[1][c] = vB ? sc[1][c] * a.score_scale : neg_inf();
+      if constexpr (kQueries) {
+        if (masked) {
+          // (the lane's row limits recomputed here: kept across the loop they are N / 4 registers)
+          const int seen = row_limit<QG>(sq, w.L, col_row(c, ptx::opaque(t))) - tail;  // of this tile's tokens
+          if (tokA >= seen) sc[0][c] = neg_inf();
+          if (tokB >= seen) sc[1][c] = neg_inf();
+        }
+      }
       float mx = fmaxf(sc[0][c], sc[1][c]);
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
@@ -513,7 +553,16 @@ __global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
 #pragma unroll
     for (int e = 0; e < NA; ++e) ptx::reg_fence(acc[k][e]);
 
-  // ---- l over the lanes and warps (fixed order), then the outputs
+  // ---- l over the lanes and warps (fixed order), then the outputs. (Several query tokens: each
+  // row's token and output addresses are computed here from opaque copies of the sequence's
+  // query rows and of t: hoisted out of the loops they were 64-bit values live across them.)
+  SequenceQueries eq = sq;
+  int te = t;
+  if constexpr (kQueries) {
+    eq.first = ptx::opaque(eq.first);
+    eq.n = ptx::opaque(eq.n);
+    te = ptx::opaque(t);
+  }
 #pragma unroll
   for (int c = 0; c < NC; ++c) {
     float s = l[c];
@@ -526,10 +575,13 @@ __global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
 #pragma unroll
   for (int c = 0; c < NC; ++c) {
     const int row = col_row(c, t);
-    if (row >= QG) continue;
+    if (row >= live) continue;
     const float4 r4 = ptx::lds_f4(redl_a + row * 16);
     const float lt = (r4.x + r4.y) + (r4.z + r4.w);
-    const bool bad = qbad[row] != 0;
+    // (several query tokens: NaN only where the partition holds a token the row sees, else the
+    // empty state, which a non-finite row's lt = 0 gives there)
+    const int rq = kQueries ? col_row(c, te) : row;  // (row, for the multi-token addresses)
+    const bool bad = qbad[row] != 0 && (!kQueries || holds_row(w.p, row_limit<QG>(eq, w.L, rq)));
     const float inv = 1.0f / (lt > 0.0f ? lt : 1.0f);
     std::uint32_t o[2][2];  // [row half][pair]
 #pragma unroll
@@ -537,21 +589,22 @@ __global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
       o[r][0] = ptx::pack_bf16x2(acc[0][acc_index(r, c)] * inv, acc[1][acc_index(r, c)] * inv);
       o[r][1] = ptx::pack_bf16x2(acc[2][acc_index(r, c)] * inv, acc[3][acc_index(r, c)] * inv);
     }
-    const int hq = w.h * QG + row;
+    const int hq = w.h * QG + (kQueries ? row_head<QG>(rq) : row);
+    const int seq_row = kQueries ? row_token<QG>(eq, rq) : w.b;  // the row of out and lse
     // the partials first: the common case runs straight through (P = 1 jumps)
     if (!write_out) {
       if (!bad && lt > 0.0f) {
-        std::uint16_t* const prow = a.partial_out + (w.row0 + row) * kHeadDim;
+        std::uint16_t* const prow = a.partial_out + (kQueries ? row_partial<QG>(a, eq, w, rq) : w.row0 + row) * kHeadDim;
         store_bf16x4(prow + d0, o[0][0], o[0][1]);
         store_bf16x4(prow + d1, o[1][0], o[1][1]);
       }
       if (warp == 0 && g == 0) {
-        const std::int64_t at = partition_lm_index(a, w, row, QG);
+        const std::int64_t at = kQueries ? row_lm<QG>(a, eq, w, rq) : partition_lm_index(a, w, row, QG);
         a.partial_l[at] = bad ? quiet_nan() : lt;
         a.partial_m[at] = bad ? quiet_nan() : (lt > 0.0f ? __fmul_rn(m[c], kLn2) : neg_inf());
       }
     } else {
-      std::uint16_t* const orow = a.out + w.b * a.out_stride_seq + static_cast<std::int64_t>(hq) * a.out_stride_head;
+      std::uint16_t* const orow = a.out + seq_row * a.out_stride_seq + static_cast<std::int64_t>(hq) * a.out_stride_head;
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int d = r == 0 ? d0 : d1;
@@ -568,11 +621,33 @@ __global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
         }
       }
       if (a.lse != nullptr && warp == 0 && g == 0)
-        a.lse[w.b * a.lse_stride_seq + static_cast<std::int64_t>(hq) * a.lse_stride_head] =
+        a.lse[seq_row * a.lse_stride_seq + static_cast<std::int64_t>(hq) * a.lse_stride_head] =
             bad ? quiet_nan() : (lt > 0.0f ? __fadd_rn(__fmul_rn(m[c], kLn2), logf(lt)) : neg_inf());
     }
   }
   }  // partitions of this CTA
+}
+
+}  // namespace decode_detail
+
+// kCopy: how tiles arrive (decode_copy_kind: kCopySync, kCopyRuns, kCopyBoxes). Separate
+// instances, so that the common one's tile loop carries no code of the others (at decode-sized
+// grids the kernel was instruction-fetch bound: a tensor-map branch beside the run copies cost
+// 7 % at the headline, docs/perf-log/2026-12-02-sm90-tensor-map-reducer.md). slots: the cache's
+// tensor map for kCopyBoxes
+// (decode.cu), unused otherwise.
+template <int QG, int kCopy>
+__global__ void __launch_bounds__(kThreads, kDecodeCtasPerSm)
+    decode_partitions_kernel(const DecodeKernelArgs a, const __grid_constant__ CUtensorMap slots) {
+  decode_detail::decode_body<QG, q_rows(QG), false, kCopy>(a, slots);
+}
+
+// Several query tokens per sequence (spec ultraquant.md §5.9): N = queries_n(max_query_len x QG)
+// query rows (decode_queries.cuh), its own CTAs per SM (decode_queries_ctas_per_sm).
+template <int QG, int N, int kCopy>
+__global__ void __launch_bounds__(kThreads, decode_queries_ctas_per_sm(N))
+    decode_queries_kernel(const DecodeQueriesKernelArgs a, const __grid_constant__ CUtensorMap slots) {
+  decode_detail::decode_body<QG, N, true, kCopy>(a, slots);
 }
 
 }  // namespace uq::sm90

@@ -16,7 +16,8 @@ namespace uq::sm90 {
 static_assert(kCounterBadBlockIds == static_cast<int>(uq::Counter::bad_block_ids) &&
                   kCounterNegativeSeqLens == static_cast<int>(uq::Counter::negative_seq_lens) &&
                   kCounterLongSeqLens == static_cast<int>(uq::Counter::long_seq_lens) &&
-                  kCounterNonfiniteInputs == static_cast<int>(uq::Counter::nonfinite_inputs),
+                  kCounterNonfiniteInputs == static_cast<int>(uq::Counter::nonfinite_inputs) &&
+                  kCounterBadStartLocs == static_cast<int>(uq::Counter::bad_start_locs),
               "decode_args.hpp counter indices must match uq::Counter");
 
 namespace launch_detail {
@@ -37,9 +38,9 @@ inline std::int64_t decode_reduce_blocks(const DecodeReduceLaunch& l) {
   return static_cast<std::int64_t>(l.num_seqs) * l.num_kv_heads * l.qg * kReduceChunks;
 }
 
-inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l) {
+// fn: the launcher, as the errors name it.
+inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l, const char* fn) {
   using namespace launch_detail;
-  constexpr const char* fn = "uq::sm90::launch_decode_partitions";
   uq::impl::check_decode_partitions_launch(fn, l);
   require(decode_partitions_blocks(l) <= kMaxGrid, fn, "num_seqs * num_kv_heads * partitions", "<= 2^31 - 1",
           str(decode_partitions_blocks(l)));
@@ -79,6 +80,40 @@ inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l)
   return a;
 }
 
+inline DecodeKernelArgs make_decode_kernel_args(const DecodePartitionsLaunch& l) {
+  return make_decode_kernel_args(l, "uq::sm90::launch_decode_partitions");
+}
+
+// Several query tokens per sequence (spec §5.9): the N of the multi-token instance a launch takes,
+// its max_query_len x qg query rows padded (decode_args.hpp, queries_n).
+inline int decode_queries_rows(const DecodeQueriesLaunch& l) {
+  return queries_n(static_cast<int>(static_cast<std::int64_t>(l.max_query_len) * l.qg));
+}
+
+// The multi-token kernel holds the query rows of all of a sequence's query tokens in the N of its
+// wgmmas (decode_queries.cuh): a plan whose max_query_len x qg exceeds kQueriesMaxRows (32) is
+// refused here (the dispatch then runs the generic path and says why). Everything else is the
+// one-token kernel's, per query token (q, out, lse and the partial rows have one row of QG heads
+// per query token).
+inline DecodeQueriesKernelArgs make_decode_queries_kernel_args(const DecodeQueriesLaunch& l) {
+  using namespace launch_detail;
+  constexpr const char* fn = "uq::sm90::launch_decode_queries";
+  require(l.max_query_len >= 1, fn, "max_query_len", ">= 1", str(l.max_query_len));
+  require(static_cast<std::int64_t>(l.max_query_len) * l.qg <= kQueriesMaxRows, fn, "max_query_len",
+          "max_query_len * qg <= 32: the sm90 kernel holds a sequence's query rows in the N of one wgmma "
+          "(5 query tokens at qg 6, 4 at qg 8, 2 at qg 16)",
+          str(l.max_query_len) + " at qg " + str(l.qg));
+  uq::impl::check_decode_queries_form(fn, l);
+  DecodeQueriesKernelArgs a{};
+  static_cast<DecodeKernelArgs&>(a) = make_decode_kernel_args(l, fn);
+  a.query_start_loc = l.query_start_loc;
+  a.query_start_loc_stride = l.query_start_loc_stride;
+  a.query_len = l.query_len;
+  a.max_query_len = l.max_query_len;
+  a.num_query_tokens = l.num_query_tokens;
+  return a;
+}
+
 inline ReduceKernelArgs make_reduce_kernel_args(const DecodeReduceLaunch& l) {
   using namespace launch_detail;
   constexpr const char* fn = "uq::sm90::launch_decode_reduce";
@@ -94,6 +129,7 @@ inline ReduceKernelArgs make_reduce_kernel_args(const DecodeReduceLaunch& l) {
 
 // Check and launch in one (tests, benchmarks; the dispatch keeps the arguments it checked).
 inline void launch_decode_partitions(const DecodePartitionsLaunch& l) { launch_decode_partitions(l, make_decode_kernel_args(l)); }
+inline void launch_decode_queries(const DecodeQueriesLaunch& l) { launch_decode_queries(l, make_decode_queries_kernel_args(l)); }
 inline void launch_decode_reduce(const DecodeReduceLaunch& l) { launch_decode_reduce(l, make_reduce_kernel_args(l)); }
 
 }  // namespace uq::sm90

@@ -11,6 +11,11 @@
 namespace uq::sm90 {
 namespace decode_detail {
 
+// Values the kernels write: -inf (m of an empty row), NaN (non-finite q).
+__device__ __forceinline__ float neg_inf() { return __uint_as_float(0xff800000u); }
+__device__ __forceinline__ float quiet_nan() { return __uint_as_float(0x7fc00000u); }
+constexpr std::uint16_t kBf16Nan = 0x7FC0u;
+
 __device__ __forceinline__ float bf16_bits_to_float(std::uint32_t b) { return __uint_as_float(b << 16); }
 
 // Lane l loads dims 8l..8l+7 of query row hq (raw bf16 bits) and says whether any of the
@@ -35,12 +40,55 @@ __device__ __forceinline__ bool load_query_row(const DecodeKernelArgs& a, int b,
   return __any_sync(0xffffffffu, bad);
 }
 
+// Lane l's 8 dims (8l..8l+7, raw bf16 bits) of a finite query row -> its q8 words: dims
+// 8l, 8l+2, 8l+4, 8l+6 (x, even) and the odd ones (y), one E4M3 byte each.
+// The WHT: lane l holds dims 8l..8l+7, stages 0-2 run inside a lane and stages 3-7 pair lanes l
+// and l ^ 2^(s-3): the same fp32 operations in the same order as the spec's butterflies.
+__device__ __forceinline__ uint2 q8_words(const DecodeKernelArgs& a, const std::uint32_t (&raw)[8], int lane) {
+  float x[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) x[i] = bf16_bits_to_float(raw[i]);
+  if (!(a.flags & kQRotated)) {
+#pragma unroll
+    for (int s = 0; s < 3; ++s)
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        if (!(i & (1 << s))) {
+          const float lo = x[i], hi = x[i + (1 << s)];
+          x[i] = lo + hi;
+          x[i + (1 << s)] = lo - hi;
+        }
+#pragma unroll
+    for (int s = 3; s < 8; ++s) {
+      const int m = 1 << (s - 3);
+      const bool upper = lane & m;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const float other = __shfl_xor_sync(0xffffffffu, x[i], m);
+        x[i] = upper ? other - x[i] : x[i] + other;
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) x[i] *= 0.0625f;
+  }
+  return make_uint2(ptx::e4m3x2_from_f32(x[0], x[2]) | (ptx::e4m3x2_from_f32(x[4], x[6]) << 16),
+                    ptx::e4m3x2_from_f32(x[1], x[3]) | (ptx::e4m3x2_from_f32(x[5], x[7]) << 16));
+}
+
+// Row r of the B operand of N rows: group g = lane / 4, t = lane % 4 writes bytes 4t..4t+3 of
+// row r in core matrices (g, kh).
+template <int N>
+__device__ __forceinline__ void store_q8_row(unsigned char* qs, int r, int lane, std::uint32_t even, std::uint32_t odd) {
+  const int g = lane >> 2, t = lane & 3, nb = N / 8;
+  unsigned char* const base = qs + (r & 7) * 16 + 4 * t + (r >> 3) * 128;
+  *reinterpret_cast<std::uint32_t*>(base + (2 * g + 0) * nb * 128) = even;
+  *reinterpret_cast<std::uint32_t*>(base + (2 * g + 1) * nb * 128) = odd;
+}
+
 // Warps first..3 stage the N padded query rows in turn (warp w: rows w - first, w - first +
 // 4 - first, ...; warp 0 may be busy issuing the first copies); rows >= QG and non-finite rows
 // are staged as zeros (a non-finite row's results are replaced by NaN at the end; zeros keep
 // its wgmma column harmless). qbad[r] = 1 for a non-finite row r < QG.
-// The WHT: lane l holds dims 8l..8l+7, stages 0-2 run inside a lane and stages 3-7 pair lanes l
-// and l ^ 2^(s-3): the same fp32 operations in the same order as the spec's butterflies.
 template <int QG>
 __device__ __forceinline__ void stage_query(const DecodeKernelArgs& a, int b, int h, unsigned char* qs, unsigned char* qbad,
                                             int first, int warp, int lane) {
@@ -53,43 +101,14 @@ __device__ __forceinline__ void stage_query(const DecodeKernelArgs& a, int b, in
       const bool bad = load_query_row(a, b, h * QG + r, lane, raw);
       if (lane == 0) qbad[r] = bad ? 1 : 0;
       if (!bad) {
-        float x[8];
-#pragma unroll
-        for (int i = 0; i < 8; ++i) x[i] = bf16_bits_to_float(raw[i]);
-        if (!(a.flags & kQRotated)) {
-#pragma unroll
-          for (int s = 0; s < 3; ++s)
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-              if (!(i & (1 << s))) {
-                const float lo = x[i], hi = x[i + (1 << s)];
-                x[i] = lo + hi;
-                x[i + (1 << s)] = lo - hi;
-              }
-#pragma unroll
-          for (int s = 3; s < 8; ++s) {
-            const int m = 1 << (s - 3);
-            const bool upper = lane & m;
-#pragma unroll
-            for (int i = 0; i < 8; ++i) {
-              const float other = __shfl_xor_sync(0xffffffffu, x[i], m);
-              x[i] = upper ? other - x[i] : x[i] + other;
-            }
-          }
-#pragma unroll
-          for (int i = 0; i < 8; ++i) x[i] *= 0.0625f;
-        }
-        even = ptx::e4m3x2_from_f32(x[0], x[2]) | (ptx::e4m3x2_from_f32(x[4], x[6]) << 16);
-        odd = ptx::e4m3x2_from_f32(x[1], x[3]) | (ptx::e4m3x2_from_f32(x[5], x[7]) << 16);
+        const uint2 w = q8_words(a, raw, lane);
+        even = w.x;
+        odd = w.y;
       }
     } else if (lane == 0 && r < 16) {
       qbad[r] = 0;
     }
-    // group g = lane / 4, t = lane % 4: bytes 4t..4t+3 of row r in core matrices (g, kh)
-    const int g = lane >> 2, t = lane & 3, nb = N / 8;
-    unsigned char* const base = qs + (r & 7) * 16 + 4 * t + (r >> 3) * 128;
-    *reinterpret_cast<std::uint32_t*>(base + (2 * g + 0) * nb * 128) = even;
-    *reinterpret_cast<std::uint32_t*>(base + (2 * g + 1) * nb * 128) = odd;
+    store_q8_row<N>(qs, r, lane, even, odd);
   }
 }
 

@@ -288,6 +288,13 @@ __device__ __forceinline__ void reg_fence(float& r) { asm volatile("" : "+f"(r):
 __device__ __forceinline__ void reg_fence(std::uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
 __device__ __forceinline__ void reg_fence(std::uint64_t& r) { asm volatile("" : "+l"(r)::"memory"); }
 
+// x, opaque to the compiler from here on: what is computed from it is computed where it is
+// used, not hoisted out of the loops around as a loop invariant (a register live across them).
+__device__ __forceinline__ int opaque(int x) {
+  asm volatile("" : "+r"(x));
+  return x;
+}
+
 // Shared-memory matrix descriptor, no swizzle: the operand is made of "core matrices" of 8
 // rows x 16 contiguous bytes (128 bytes); `k_stride` bytes between the two core matrices along
 // K (the leading-dimension offset), `row_stride` bytes between groups of 8 rows along M or N
@@ -322,6 +329,25 @@ __device__ __forceinline__ void wgmma_e4m3_rs<16, false>(float (&d)[8], const st
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
 
+// The multi-token kernel's wider N (decode_queries.cuh): 24 and 32 query rows.
+template <>
+__device__ __forceinline__ void wgmma_e4m3_rs<24, false>(float (&d)[12], const std::uint32_t (&a)[4], std::uint64_t b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n24k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, "
+      "{%12, %13, %14, %15}, %16, 0, 1, 1;\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_e4m3_rs<32, false>(float (&d)[16], const std::uint32_t (&a)[4], std::uint64_t b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      "{%16, %17, %18, %19}, %20, 0, 1, 1;\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
 // D(64 x N, fp32) += A(64 x 16, bf16, registers) B(16 x N, bf16, shared memory, K-major).
 // A registers as mma.m16n8k16 per warp: a0 = (row g, k 2t..2t+1), a1 = (row g+8, same k),
 // a2 = (row g, k 2t+8..), a3 = (row g+8, k 2t+8..), lower k in the low half. D as above.
@@ -342,6 +368,24 @@ __device__ __forceinline__ void wgmma_bf16_rs<16>(float (&d)[8], const std::uint
       "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, 1, "
       "1, 1, 0;\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
+// The multi-token kernel's wider N (decode_queries.cuh): 24 and 32 query rows.
+template <>
+__device__ __forceinline__ void wgmma_bf16_rs<24>(float (&d)[12], const std::uint32_t (&a)[4], std::uint64_t b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, "
+      "{%12, %13, %14, %15}, %16, 1, 1, 1, 0;\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+template <>
+__device__ __forceinline__ void wgmma_bf16_rs<32>(float (&d)[16], const std::uint32_t (&a)[4], std::uint64_t b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      "{%16, %17, %18, %19}, %20, 1, 1, 1, 0;\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
 

@@ -1,6 +1,8 @@
 // Path::Sm90's specialisations of the tuned-path seam (uq/impl/tuned_path.hpp): where it runs (a
 // Kokkos CUDA execution space) and the operations it implements — the decode partition kernel,
-// the reducer and the index scorer of library uq_sm90. Any other launch type is unavailable here.
+// its multi-token variant (spec §5.9, where a sequence's query rows fit the N of one wgmma: the
+// launcher refuses the others, which then run generic), the reducer and the index scorer of
+// library uq_sm90. Any other launch type is unavailable here.
 // Included by uq/impl/tuned_path.hpp in a Kokkos CUDA build linked with uq_sm90.
 #pragma once
 
@@ -29,6 +31,12 @@ template <>
 struct TunedOp<Path::Sm90, DecodePartitionsLaunch>
     : LauncherOp<DecodePartitionsLaunch, sm90::DecodeKernelArgs, &sm90::make_decode_kernel_args,
                  &sm90::launch_decode_partitions> {};
+
+// Several query tokens per sequence: max_query_len * qg <= 32 (make_decode_queries_kernel_args).
+template <>
+struct TunedOp<Path::Sm90, DecodeQueriesLaunch>
+    : LauncherOp<DecodeQueriesLaunch, sm90::DecodeQueriesKernelArgs, &sm90::make_decode_queries_kernel_args,
+                 &sm90::launch_decode_queries> {};
 
 template <>
 struct TunedOp<Path::Sm90, DecodeReduceLaunch>

@@ -110,8 +110,8 @@ Several query tokens per sequence (speculative-decoding verification, MTP; spec 
 section 5.9): a plan made with max_query_len > 1 (at most 16) takes runs with query_start_loc
 (n_b <= max_query_len, at most max_query_tokens query tokens in all; default max_seqs *
 max_query_len), or, with query_len > 1, q of num_seqs * query_len rows each run. Those runs take
-the gfx950 multi-token kernel on a gfx950 device when max_query_len * qg <= 32, else the generic
-kernels (path_reason says why).
+the gfx950 multi-token kernel on a gfx950 device when max_query_len * qg <= 32, the sm90 one on
+a Hopper GPU when max_query_len * qg <= 32, else the generic kernels (path_reason says why).
 )doc");
   c.def(py::init([](int max_seqs, int num_kv_heads, int qg, int block_size, int max_blocks_per_seq, float scale,
                     bool q_rotated, py::handle partitions, const std::string& backend, bool check,

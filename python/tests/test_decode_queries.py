@@ -64,7 +64,8 @@ def test_plan_reused_with_new_query_tokens_path_and_status():
         out = poisoned_bits((int(starts[-1]), case.hq, 256))
         plan.run(q, case.cache, case.tables, case.seq_lens, out, query_start_loc=starts)
         check_decode(out, reference(case, q, starts))
-    assert plan.path == "generic" and "decode queries" in plan.path_reason
+    # (36 query rows: more than a tuned multi-token kernel takes; its launcher names max_query_len)
+    assert plan.path == "generic" and ("decode queries" in plan.path_reason or "max_query_len" in plan.path_reason)
     assert plan.status().ok
 
 

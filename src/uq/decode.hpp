@@ -210,8 +210,9 @@ class DecodePlan {
   // with check = false the device masks a malformed sequence (counted in bad_start_locs). The
   // grid is the plan's whatever the n_b (graph-capturable); with every n_b = 1 the bits are
   // those of run() above on the same path. Its own launch type: the gfx950 path has a kernel for
-  // it where max_query_len * qg <= 32 (a sequence's query rows in one or two MFMA N tiles); elsewhere it
-  // runs the generic kernels (path_reason() says why). Both read each KV tile once for all
+  // it where max_query_len * qg <= 32 (a sequence's query rows in one or two MFMA N tiles), the sm90
+  // path where max_query_len * qg <= 32 (in the N of one wgmma); elsewhere it runs the generic kernels
+  // (path_reason() says why). Both read each KV tile once for all
   // query tokens.
   // A plan with max_query_len > 1 keeps the rows of query tokens past a sequence's first in
   // Kokkos level-1 team scratch, which Kokkos allocates at the first launch that needs it: run

@@ -4,17 +4,22 @@
 // check_queries runs a decode over it and compares every row with the float64 reference
 // (reference/, with query_start_loc) within the one-token decode's tolerances, per row: each row
 // is a one-token decode of its visible prefix, so decode_tolerance and lse_tolerance apply to it
-// with that row's own reference statistics (attended tokens, score and V magnitudes).
+// with that row's own reference statistics (attended tokens, score and V magnitudes); rows the
+// sm90 path computed are held to that path's one-token tolerance (support/sm90_decode_path.hpp)
+// in the same way.
 #pragma once
 
 #include "support/decode_case.hpp"
 #include "support/reference_inputs.hpp"
+#include "support/sm90_decode_path.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -148,12 +153,55 @@ inline QueriesOutput run_queries(const QueriesData& qd, const DeviceQueriesInput
   return r;
 }
 
+// The tolerances of a run's rows (row: token x Hq + query head; k: row x 256 + dim), by the path
+// that ran: the one-token decode's (decode_tolerance, lse_tolerance), or for Path::Sm90 the FP8
+// wgmma's (sm90_tolerance, sm90_lse_tolerance) with each row's group maximum over the tokens it
+// sees (a row covered by several ranges of a bad query_start_loc: the largest, which only widens it).
+struct QueriesTolerance {
+  std::function<double(const uqref::DecodeResult&, std::size_t, std::size_t)> out;
+  std::function<double(const uqref::DecodeResult&, std::size_t)> lse;
+};
+
+inline QueriesTolerance queries_tolerance(const QueriesCase& c, const QueriesData& qd, uq::Path path) {
+  QueriesTolerance t;
+  if (path != uq::Path::Sm90) {
+    t.out = [](const uqref::DecodeResult& ref, std::size_t row, std::size_t k) {
+      return decode_tolerance(ref.out[k], ref.vmax[k], ref.score_abs[row], ref.attended[row]);
+    };
+    t.lse = [](const uqref::DecodeResult& ref, std::size_t row) {
+      return lse_tolerance(ref.lse[row], ref.score_abs[row], ref.attended[row]);
+    };
+    return t;
+  }
+  const int hq = qd.d.hq, heads = hq + 2 * c.base.num_kv_heads;
+  const std::int64_t cap = static_cast<std::int64_t>(qd.d.max_blocks) * c.base.block_size;
+  auto gmax = std::make_shared<std::vector<double>>(static_cast<std::size_t>(qd.tokens) * hq, 0.0);
+  for (int b = 0; b + 1 < static_cast<int>(qd.starts.size()); ++b) {
+    const std::int64_t s = qd.starts[b], e = qd.starts[b + 1];
+    if (s < 0 || e < s || e > qd.tokens) continue;  // malformed: no row of it is defined
+    const std::int64_t L = std::min<std::int64_t>(std::max(qd.d.seq_lens[b], 0), cap), n = e - s;
+    for (std::int64_t i = s; i < e; ++i)
+      for (int h = 0; h < hq; ++h) {
+        double& g = (*gmax)[static_cast<std::size_t>(i) * hq + h];
+        g = std::max(g, group_max_abs_row(c.base, qd.d, &qd.qkv[(static_cast<std::size_t>(i) * heads + h) * 256], b, h,
+                                          std::max<std::int64_t>(L - n + (i - s) + 1, 0)));
+      }
+  }
+  t.out = [gmax](const uqref::DecodeResult& ref, std::size_t row, std::size_t k) {
+    return sm90_tolerance(ref.out[k], ref.vmax[k], ref.score_abs[row], (*gmax)[row], ref.attended[row]);
+  };
+  t.lse = [gmax](const uqref::DecodeResult& ref, std::size_t row) {
+    return sm90_lse_tolerance(ref.lse[row], ref.score_abs[row], (*gmax)[row], ref.attended[row]);
+  };
+  return t;
+}
+
 // Every row defined by the reference (covered by one well-formed range) against it: elements
-// within decode_tolerance, lse within lse_tolerance (per row); a row that sees no token exactly
-// +0 and lse -inf; a non-finite query row NaN everywhere and a NaN lse. Returns the worst
-// error / tolerance.
+// within the tolerance (by default the one-token decode's, decode_tolerance and lse_tolerance,
+// per row); a row that sees no token exactly +0 and lse -inf; a non-finite query row NaN
+// everywhere and a NaN lse. Returns the worst error / tolerance.
 inline double expect_queries_match(const std::string& name, const QueriesData& qd, const uqref::DecodeResult& ref,
-                                   const QueriesOutput& got) {
+                                   const QueriesOutput& got, const QueriesTolerance& tolerance = {}) {
   int reported = 0;
   double worst = 0.0;
   const int hq = qd.d.hq;
@@ -177,7 +225,8 @@ inline double expect_queries_match(const std::string& name, const QueriesData& q
                           << got.out[k];
           continue;
         }
-        const double tol = decode_tolerance(ref.out[k], ref.vmax[k], ref.score_abs[row], ref.attended[row]);
+        const double tol = tolerance.out ? tolerance.out(ref, row, k)
+                                         : decode_tolerance(ref.out[k], ref.vmax[k], ref.score_abs[row], ref.attended[row]);
         const double err = std::fabs(x - ref.out[k]);
         worst = std::max(worst, std::isfinite(x) ? err / tol : INFINITY);
         if (!(err <= tol) && reported++ < 5)
@@ -192,7 +241,8 @@ inline double expect_queries_match(const std::string& name, const QueriesData& q
                         << (nonfinite ? "NaN (non-finite q)" : "-inf (no token)") << ", got " << l;
         continue;
       }
-      const double tol = lse_tolerance(ref.lse[row], ref.score_abs[row], ref.attended[row]);
+      const double tol =
+          tolerance.lse ? tolerance.lse(ref, row) : lse_tolerance(ref.lse[row], ref.score_abs[row], ref.attended[row]);
       if (!(std::fabs(l - ref.lse[row]) <= tol) && reported++ < 5)
         ADD_FAILURE() << name << ": token " << i << " head " << h << ": lse " << l << ", reference " << ref.lse[row]
                       << " > tol " << tol;
@@ -210,6 +260,18 @@ inline uq::DecodeConfig queries_config(const QueriesCase& c, bool check = true) 
   cfg.partitions = c.base.partitions;
   cfg.check = check;
   return cfg;
+}
+
+// The path Auto takes for a plan of max_query_len query tokens at qg (spec §5.9): the device's
+// multi-token kernel where its launcher takes the plan's query rows (max_query_len * qg <= 32 on
+// both: sm90 in the N of one wgmma, arch/sm90/decode_launch_args.hpp; gfx950 in two 16-column
+// MFMA N tiles, arch/gfx950/decode_launch_args.hpp), else the generic path.
+inline uq::Path expected_queries_path(const uq::DeviceInfo& dev, int qg, int max_query_len) {
+  const uq::Path tuned = uq::impl::DecodeDispatch<Exec>::QueriesTwoKernels::tuned_path(dev);
+  const int rows = qg * max_query_len;
+  if (tuned == uq::Path::Sm90) return rows <= 32 ? tuned : uq::Path::Generic;
+  if (tuned == uq::Path::Gfx950) return rows <= 32 ? tuned : uq::Path::Generic;
+  return tuned;
 }
 
 inline uq::DecodeShape queries_shape(const QueriesCase& c, const QueriesData& qd, int max_query_len = 0) {

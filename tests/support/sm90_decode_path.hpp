@@ -14,34 +14,42 @@
 
 namespace uqtest {
 
-// Per (sequence, query head): max over the attended tokens of |scale| sum_g max_{d in g}
-// |q8_d k_d| (g: the 8 scale groups of 32 dims), the quantity the FP8 QK's error bound needs.
+// Of one query row q (256 bf16) of query head hq against the first L tokens of sequence b: max
+// over those tokens of |scale| sum_g max_{d in g} |q8_d k_d| (g: the 8 scale groups of 32
+// dims), the quantity the FP8 QK's error bound needs.
+inline double group_max_abs_row(const DecodeCase& c, const DecodeData& d, const std::uint16_t* q, int b, int hq,
+                                std::int64_t L) {
+  double q8[256], k[256];
+  const int h = hq / c.qg;
+  uqref::uq_query_q8(q, c.q_rotated, q8);
+  double out = 0.0;
+  for (std::int64_t t = 0; t < L; ++t) {
+    const std::int32_t id = d.tables[static_cast<std::size_t>(b) * d.max_blocks + t / c.block_size];
+    if (id < 0 || id >= d.num_blocks) continue;
+    uqref::uq_dequant_k(&d.cache[((static_cast<std::size_t>(id) * c.block_size + t % c.block_size) * c.num_kv_heads + h) *
+                                 c.slot_bytes],
+                        k);
+    double s = 0.0;
+    for (int g = 0; g < 8; ++g) {
+      double m = 0.0;
+      for (int e = 32 * g; e < 32 * g + 32; ++e) m = std::max(m, std::fabs(q8[e] * k[e]));
+      s += m;
+    }
+    out = std::max(out, std::fabs(static_cast<double>(c.scale)) * s);
+  }
+  return out;
+}
+
+// Per (sequence, query head): group_max_abs_row over the sequence's attended tokens.
 inline std::vector<double> group_max_abs(const DecodeCase& c, const DecodeData& d) {
   const int heads = d.hq + 2 * c.num_kv_heads;
   std::vector<double> r(static_cast<std::size_t>(d.num_seqs) * d.hq, 0.0);
   const std::int64_t cap = static_cast<std::int64_t>(d.max_blocks) * c.block_size;
-  double q8[256], k[256];
   for (int b = 0; b < d.num_seqs; ++b) {
     const std::int64_t L = std::min<std::int64_t>(std::max(d.seq_lens[b], 0), cap);
-    for (int hq = 0; hq < d.hq; ++hq) {
-      const int h = hq / c.qg;
-      uqref::uq_query_q8(&d.qkv[(static_cast<std::size_t>(b) * heads + hq) * 256], c.q_rotated, q8);
-      double& out = r[static_cast<std::size_t>(b) * d.hq + hq];
-      for (std::int64_t t = 0; t < L; ++t) {
-        const std::int32_t id = d.tables[static_cast<std::size_t>(b) * d.max_blocks + t / c.block_size];
-        if (id < 0 || id >= d.num_blocks) continue;
-        uqref::uq_dequant_k(&d.cache[((static_cast<std::size_t>(id) * c.block_size + t % c.block_size) * c.num_kv_heads + h) *
-                                     c.slot_bytes],
-                            k);
-        double s = 0.0;
-        for (int g = 0; g < 8; ++g) {
-          double m = 0.0;
-          for (int e = 32 * g; e < 32 * g + 32; ++e) m = std::max(m, std::fabs(q8[e] * k[e]));
-          s += m;
-        }
-        out = std::max(out, std::fabs(static_cast<double>(c.scale)) * s);
-      }
-    }
+    for (int hq = 0; hq < d.hq; ++hq)
+      r[static_cast<std::size_t>(b) * d.hq + hq] =
+          group_max_abs_row(c, d, &d.qkv[(static_cast<std::size_t>(b) * heads + hq) * 256], b, hq, L);
   }
   return r;
 }

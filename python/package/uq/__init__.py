@@ -100,7 +100,8 @@ def decode(q, kv_cache, block_tables, seq_lens, *, scale=1.0 / 16.0, qg=None, q_
     rows, sequence b's new tokens in order. seq_lens count the new tokens (already in the cache);
     query token j of n sees positions 0 .. seq_len - n + j, and one that sees none gives 0 and
     lse -inf. These calls run the gfx950 multi-token kernel on a gfx950 device when the plan's
-    max_query_len * qg <= 32, else the generic kernels.
+    max_query_len * qg <= 32, the sm90 one on a Hopper GPU when it is <= 32, else the generic
+    kernels.
     """
     want_lse = return_lse or lse is not None
     shape = None
