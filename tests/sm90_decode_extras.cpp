@@ -145,10 +145,7 @@ TEST(Sm90Decode, EveryBlockBadGivesZerosAndCheckedCallThrows) {
 // Plan reuse (a CUDA-graph-style replay: same grid, no allocation) gives identical bits, the
 // two stages run separately give the same bits as run(), and every partition row is written.
 TEST(Sm90Decode, PlanReuseAndStagesGiveIdenticalBitsAndWriteEveryRow) {
-  DecodeCase c;
-  c.qg = 8;
-  c.num_kv_heads = 2;
-  c.seq_lens = {1000, 3, 0, 257};
+  const DecodeCase c = plan_reuse_case();
   const DecodeData d = build_decode_data(c);
   const DeviceDecodeInputs in = decode_inputs_on_device(c, d);
   const auto& q = in.q;

@@ -123,29 +123,10 @@ TEST(Sm90DecodeQueries, EveryReducerShape) {
 }
 
 // Every n_b = 1 through query_start_loc, on a plan made for up to 4 (N = 24 at QG 6), gives the
-// bits of the sm90 one-token decode, out and lse, at the default P, P = 1 and P = 5: a query
-// row's arithmetic does not depend on the other rows of the wgmma's N.
+// bits of the sm90 one-token decode: a query row's arithmetic does not depend on the other rows
+// of the wgmma's N.
 TEST(Sm90DecodeQueries, OneQueryTokenPerSequenceIsBitIdenticalToTheOneTokenDecode) {
-  for (int partitions : {0, 1, 5}) {
-    QueriesCase c;
-    c.base.qg = 6;
-    c.base.seq_lens = {1000, 0, 1, 64, 300};
-    c.base.partitions = partitions;
-    c.query_lens.assign(5, 1);
-    c.base.seed = 60 + partitions;
-    const QueriesData qd = build_queries_data(c);
-    const DeviceQueriesInputs in = queries_inputs_on_device(c, qd);
-    const uq::DecodeConfig cfg = sm90_config(c);
-    const QueriesOutput one = run_queries(qd, in, [&](const auto& i, const auto& out, const auto& lse) {
-      uq::decode(i.q, i.one.cache, i.one.tables, i.one.lens, out, lse, cfg);
-    });
-    const QueriesOutput several = run_queries(qd, in, [&](const auto& i, const auto& out, const auto& lse) {
-      uq::DecodePlan<Exec> plan(Exec(), queries_shape(c, qd, 4), cfg);
-      plan.run(i.q, i.one.cache, i.one.tables, i.one.lens, i.starts, out, lse);
-      EXPECT_EQ(plan.path(), uq::Path::Sm90) << plan.path_reason();
-    });
-    expect_bit_identical(several, one, "P " + std::to_string(partitions));
-  }
+  expect_one_token_per_sequence_is_the_one_token_decode(uq::Backend::Native, uq::Path::Sm90);
 }
 
 // Each query token gives the bits of an sm90 one-token decode of its sequence with seq_len = the

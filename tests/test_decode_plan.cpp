@@ -11,10 +11,7 @@ namespace {
 using namespace uqtest;
 
 TEST(Decode, StridedOutputAndPlanReuseGiveIdenticalBits) {
-  DecodeCase c;
-  c.qg = 8;
-  c.num_kv_heads = 2;
-  c.seq_lens = {1000, 3, 0, 257};
+  const DecodeCase c = plan_reuse_case();
   const DecodeData d = build_decode_data(c);
   const DeviceDecodeInputs in = decode_inputs_on_device(c, d);
 

@@ -12,7 +12,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 
 namespace {
 
@@ -106,39 +105,14 @@ TEST(DecodeQueries, UniformFormMatchesQueryStartLoc) {
       ran = plan.path();
       EXPECT_EQ(ran, expected_queries_path(plan.device(), c.base.qg, ql)) << plan.path_reason();
     });
-    EXPECT_EQ(uniform.out, with_starts.out) << "QL " << ql;
-    for (std::size_t k = 0; k < uniform.lse.size(); ++k)
-      ASSERT_EQ(std::memcmp(&uniform.lse[k], &with_starts.lse[k], sizeof(float)), 0) << "QL " << ql << " " << k;
+    expect_bit_identical(uniform, with_starts, "QL " + std::to_string(ql));
     expect_queries_match(c.name(), qd, reference_queries(c, qd, ql), uniform, queries_tolerance(c, qd, ran));
   }
 }
 
-// Every n_b = 1 through query_start_loc, on a plan made for up to 4, gives the one-token decode's
-// bits (spec §5.9), out and lse, at the default P, P = 1 and P = 5.
+// Every n_b = 1 through query_start_loc gives the one-token decode's bits (spec §5.9).
 TEST(DecodeQueries, OneQueryTokenPerSequenceIsBitIdenticalToTheOneTokenDecode) {
-  for (int partitions : {0, 1, 5}) {
-    QueriesCase c;
-    c.base.qg = 6;
-    c.base.seq_lens = {1000, 0, 1, 64, 300};
-    c.base.partitions = partitions;
-    c.query_lens.assign(5, 1);
-    c.base.seed = 60 + partitions;
-    const QueriesData qd = build_queries_data(c);
-    const DeviceQueriesInputs in = queries_inputs_on_device(c, qd);
-    uq::DecodeConfig cfg = queries_config(c);
-    cfg.backend = uq::Backend::Generic;
-    const QueriesOutput one = run_queries(qd, in, [&](const auto& i, const auto& out, const auto& lse) {
-      uq::decode(i.q, i.one.cache, i.one.tables, i.one.lens, out, lse, cfg);
-    });
-    const QueriesOutput several = run_queries(qd, in, [&](const auto& i, const auto& out, const auto& lse) {
-      uq::DecodePlan<Exec> plan(Exec(), queries_shape(c, qd, 4), cfg);
-      plan.run(i.q, i.one.cache, i.one.tables, i.one.lens, i.starts, out, lse);
-    });
-    EXPECT_EQ(several.out, one.out) << "P " << partitions;
-    ASSERT_EQ(several.lse.size(), one.lse.size());
-    for (std::size_t k = 0; k < one.lse.size(); ++k)
-      ASSERT_EQ(std::memcmp(&several.lse[k], &one.lse[k], sizeof(float)), 0) << "P " << partitions << " row " << k;
-  }
+  expect_one_token_per_sequence_is_the_one_token_decode(uq::Backend::Generic, uq::Path::Generic);
 }
 
 // Each query token gives the bits of a one-token decode of its sequence with seq_len = the tokens

@@ -228,10 +228,7 @@ TEST(DecodeSplitK, LseAnyLayoutOrNoneAndItsChecks) {
 // ---------------------------------------------------------------- caller-owned workspace
 
 TEST(DecodeSplitK, CallerWorkspaceGivesTheSameBitsAndStaysInside) {
-  DecodeCase c;
-  c.qg = 8;
-  c.num_kv_heads = 2;
-  c.seq_lens = {700, 3, 0, 257};
+  const DecodeCase c = plan_reuse_case(700);
   const DecodeData d = build_decode_data(c);
   const DeviceDecodeInputs in = decode_inputs_on_device(c, d);
   const uq::DecodeShape shape{6, c.num_kv_heads, c.qg, c.block_size, d.max_blocks + 3};

@@ -152,6 +152,43 @@ struct ScoreCase {
   std::int64_t rows() const { return static_cast<std::int64_t>(num_reqs) * query_len; }
 };
 
+// What a tuned path's score_launch takes of a case besides its views.
+inline uq::impl::ScoreParams score_params_of(const ScoreCase& c) {
+  uq::impl::ScoreParams p;
+  p.query_len = c.query_len;
+  p.heads = c.heads;
+  p.init_blocks = c.init_blocks;
+  p.local_blocks = c.local_blocks;
+  p.max_blocks = c.max_blocks;
+  return p;
+}
+
+// The bad-data case of every scorer: 4 requests of 2 query rows, 2 heads, 5 table columns over
+// 7 pages, one init and one local block. Expected: bad_block_ids 2 (request 0's blocks 1 and 2:
+// -inf for both heads and rows), negative_seq_lens 1, long_seq_lens 1 (1000 > 5 x 128), and
+// the ids of blocks that need only a sentinel never read.
+inline ScoreCase bad_ids_and_lengths_case(std::mt19937_64& rng) {
+  ScoreCase c;
+  c.cache = random_cache(rng, 7, false);
+  c.seq_lens = {600, -5, 1000, 300};
+  c.num_reqs = 4;
+  c.query_len = 2;
+  c.heads = 2;
+  c.init_blocks = 1;
+  c.local_blocks = 1;
+  c.max_blocks = 5;
+  c.S = 6;
+  c.tables = {
+      3, -1, 9, 0, 1,    // req 0: blocks 1 (-1) and 2 (9) bad and computed; 4 is local
+      2, 2, 2, 2, 2,     // req 1: length -5 -> nothing
+      99, 4, 5, 6, -3,   // req 2: block 0 is init only (bad id never read); block 4 local: -3 not read
+      1, 2, 1000, 0, 0,  // req 3: L = 300, QL 2: rows see 299 and 300 (3 blocks): block 2 is
+                         // local for both rows, so 1000 is never read
+  };
+  c.q = random_q(rng, c.rows() * c.heads * kD);
+  return c;
+}
+
 // The reference scores of a case on a poisoned [H][rows][S] buffer.
 inline std::vector<float> reference_scores(const ScoreCase& c) {
   std::vector<float> out(static_cast<std::size_t>(c.heads * c.rows() * c.S), poison_value());

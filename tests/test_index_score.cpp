@@ -92,26 +92,7 @@ TEST(IndexScore, BadBlockIdsAndLengthsAreMaskedAndCounted) {
   for (const uq::Backend backend : backends_to_test()) {
     SCOPED_TRACE(uq::backend_name(backend));
     std::mt19937_64 rng(27);
-    const std::int64_t NB = 7;
-    ScoreCase c;
-    c.cache = random_cache(rng, NB, false);
-    c.seq_lens = {600, -5, 1000, 300};  // 1000 > max_blocks * 128 = 640: clamped
-    c.num_reqs = 4;
-    c.query_len = 2;
-    c.heads = 2;
-    c.init_blocks = 1;
-    c.local_blocks = 1;
-    c.max_blocks = 5;
-    c.S = 6;
-    c.tables = {
-        3, -1, 9, 0, 1,    // req 0: blocks 1 (-1) and 2 (9) bad and computed; 4 is local
-        2, 2, 2, 2, 2,     // req 1: length -5 -> nothing
-        99, 4, 5, 6, -3,   // req 2: block 0 is init only (bad id never read); block 4 local: -3 not read
-        1, 2, 1000, 0, 0,  // req 3: block 2 local for row 1 and... see below
-    };
-    // req 3: L = 300, QL = 2: row 0 vis 299 (nb 3), row 1 vis 300 (nb 3): block 2 local
-    // for both rows, so 1000 is never read.
-    c.q = random_q(rng, c.rows() * c.heads * kD);
+    const ScoreCase c = bad_ids_and_lengths_case(rng);
     const std::vector<float> ref = reference_scores(c);
     for (bool strided : {false, true}) {
       const RunResult got = run_score(c, strided, backend);

@@ -57,12 +57,7 @@ RunResult run_launcher(const ScoreCase& c, const uq::sm90::ScoreKnobs& knobs, do
   const Exec exec;
   uq::impl::DequantTable<Exec> table(exec);
   uq::impl::StatusCounters<Exec> counters(exec);
-  uq::impl::ScoreParams p;
-  p.query_len = c.query_len;
-  p.heads = c.heads;
-  p.init_blocks = c.init_blocks;
-  p.local_blocks = c.local_blocks;
-  p.max_blocks = c.max_blocks;
+  const uq::impl::ScoreParams p = score_params_of(c);
   uq::sm90::ScoreLaunch l =
       uq::sm90::score_launch(q, uq::impl::index_cache_addressing(in.cache), in.tables, in.seq_lens, scores,
                              table.view(), counters.view(), p, c.num_reqs, 0, static_cast<void*>(exec.cuda_stream()));

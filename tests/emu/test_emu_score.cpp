@@ -126,12 +126,7 @@ PathResult run_path(const ScoreCase& c, const Layouts& v, bool emulated, const S
   if (emulated) {
     uq::impl::DequantTable<Exec> table(Exec{});
     uq::impl::StatusCounters<Exec> counters(Exec{});
-    uq::impl::ScoreParams p;
-    p.query_len = c.query_len;
-    p.heads = c.heads;
-    p.init_blocks = c.init_blocks;
-    p.local_blocks = c.local_blocks;
-    p.max_blocks = c.max_blocks;
+    const uq::impl::ScoreParams p = score_params_of(c);
     uq::gfx950::ScoreLaunch l = uq::gfx950::score_launch(q, uq::impl::index_cache_addressing(in.cache), tables, lens,
                                                          scores, table.view(), counters.view(), p, c.num_reqs);
     l.knobs = knobs ? *knobs
@@ -443,23 +438,7 @@ TEST(EmuScore, ExactDataIsBitIdenticalAcrossImplementations) {
 // counters equal the generic path's and the expected numbers.
 TEST(EmuScore, BadBlockIdsAndLengthsAreMaskedAndCounted) {
   std::mt19937_64 rng(8008);
-  ScoreCase c;
-  c.cache = random_cache(rng, 7, false);
-  c.seq_lens = {600, -5, 1000, 300};  // 1000 > max_blocks * 128 = 640: clamped
-  c.num_reqs = 4;
-  c.query_len = 2;
-  c.heads = 2;
-  c.init_blocks = 1;
-  c.local_blocks = 1;
-  c.max_blocks = 5;
-  c.S = 6;
-  c.tables = {
-      3, -1, 9, 0, 1,    // req 0: blocks 1 (-1) and 2 (9) bad and computed; 4 is local
-      2, 2, 2, 2, 2,     // req 1: length -5 -> nothing
-      99, 4, 5, 6, -3,   // req 2: block 0 is init only (bad id never read); block 4 local
-      1, 2, 1000, 0, 0,  // req 3: L = 300: block 2 local for both rows, never read
-  };
-  c.q = random_q(rng, c.rows() * c.heads * kD);
+  const ScoreCase c = bad_ids_and_lengths_case(rng);
   std::vector<ScoreKnobs> modes(4);
   modes[0] = uq::gfx950::choose_score_knobs(4, 5, 2, 2, kTestComputeUnits);
   modes[1].chunk = 4, modes[1].splits = 3, modes[1].per_wave = false;

@@ -77,6 +77,16 @@ inline DecodeCase ragged_matrix_case(int qg, int block_size, int longest, std::u
   return c;
 }
 
+// Four sequences over two KV heads at QG 8: a long one, a short one, an empty one and one just
+// past a tile: the plan-reuse, strided-output and caller-workspace tests' case.
+inline DecodeCase plan_reuse_case(int longest = 1000) {
+  DecodeCase c;
+  c.qg = 8;
+  c.num_kv_heads = 2;
+  c.seq_lens = {longest, 3, 0, 257};
+  return c;
+}
+
 // A forced partition count over a mix of long, short and empty sequences.
 inline DecodeCase forced_partitions_case(int partitions, std::uint64_t seed) {
   DecodeCase c;

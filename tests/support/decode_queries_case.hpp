@@ -281,4 +281,32 @@ inline uq::DecodeShape queries_shape(const QueriesCase& c, const QueriesData& qd
   return s;
 }
 
+// Every n_b = 1 through query_start_loc, on a plan made for up to 4 query tokens, gives the bits
+// of the one-token decode under the same backend (spec §5.9), out and lse, at the default P,
+// P = 1 and P = 5: a query row's arithmetic does not depend on the plan's other rows. The plan
+// must take `path`.
+inline void expect_one_token_per_sequence_is_the_one_token_decode(uq::Backend backend, uq::Path path) {
+  for (int partitions : {0, 1, 5}) {
+    QueriesCase c;
+    c.base.qg = 6;
+    c.base.seq_lens = {1000, 0, 1, 64, 300};
+    c.base.partitions = partitions;
+    c.query_lens.assign(5, 1);
+    c.base.seed = 60 + partitions;
+    const QueriesData qd = build_queries_data(c);
+    const DeviceQueriesInputs in = queries_inputs_on_device(c, qd);
+    uq::DecodeConfig cfg = queries_config(c);
+    cfg.backend = backend;
+    const QueriesOutput one = run_queries(qd, in, [&](const auto& i, const auto& out, const auto& lse) {
+      uq::decode(i.q, i.one.cache, i.one.tables, i.one.lens, out, lse, cfg);
+    });
+    const QueriesOutput several = run_queries(qd, in, [&](const auto& i, const auto& out, const auto& lse) {
+      uq::DecodePlan<Exec> plan(Exec(), queries_shape(c, qd, 4), cfg);
+      plan.run(i.q, i.one.cache, i.one.tables, i.one.lens, i.starts, out, lse);
+      EXPECT_EQ(plan.path(), path) << plan.path_reason();
+    });
+    expect_bit_identical(several, one, "P " + std::to_string(partitions));
+  }
+}
+
 }  // namespace uqtest
