@@ -40,9 +40,7 @@ void launch_decode_partitions(const DecodePartitionsLaunch& l, const DecodeKerne
   if (decode_partitions_blocks(l) == 0) return;
   DecodeKernelArgs a = checked;  // (the copy kind and the grid split are settled at launch)
   CUtensorMap slots{};  // (all zero: unused without kTensorRows)
-  if ((a.flags & kTensorRows) && !launcher::encode_slots_map(a, slots)) a.flags &= ~kTensorRows;
-  a.ctas_per_bh = launcher::ctas_per_bh(l, kDecodeCtasPerSm, kFn);
-  const std::int64_t blocks = static_cast<std::int64_t>(l.num_seqs) * l.num_kv_heads * a.ctas_per_bh;
+  const std::int64_t blocks = launcher::settle_grid(l, a, slots, kDecodeCtasPerSm, kFn);
   auto stream = static_cast<cudaStream_t>(l.stream);
   switch (l.qg) {
     case 6: launch<6>(a, slots, blocks, stream); break;

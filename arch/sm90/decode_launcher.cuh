@@ -1,6 +1,7 @@
 // Host helpers of the partition kernels' launchers (decode.cu: one query token per sequence;
 // decode_queries.cu: several): CUDA errors as uq::Error, the cache's tensor map for the
-// tensor-map copies, and R, the CTAs per (sequence, KV head), for the current device.
+// tensor-map copies, and R, the CTAs per (sequence, KV head), for the current device, settled
+// together by settle_grid.
 // Compiled by nvcc into uq_sm90.
 #pragma once
 
@@ -71,6 +72,17 @@ inline int ctas_per_bh(const DecodePartitionsLaunch& l, int ctas_per_sm, const c
   last_r = decode_ctas_per_bh(k.nbh, k.partitions, k.tgpp, k.tokens, sms, k.ctas_per_sm);
   last = k;
   return last_r;
+}
+
+// What both partition kernels settle at launch: the tensor-map copies fall back to the
+// synchronous ones where the driver refuses the map (slots: the map, all zero otherwise), and R
+// for ctas_per_sm CTAs of the kernel per SM goes into the arguments. Returns the grid's CTA count,
+// num_seqs x num_kv_heads x R.
+inline std::int64_t settle_grid(const DecodePartitionsLaunch& l, DecodeKernelArgs& a, CUtensorMap& slots,
+                                int ctas_per_sm, const char* fn) {
+  if ((a.flags & kTensorRows) && !encode_slots_map(a, slots)) a.flags &= ~kTensorRows;
+  a.ctas_per_bh = ctas_per_bh(l, ctas_per_sm, fn);
+  return static_cast<std::int64_t>(l.num_seqs) * l.num_kv_heads * a.ctas_per_bh;
 }
 
 }  // namespace uq::sm90::launcher

@@ -54,10 +54,8 @@ void launch_decode_queries(const DecodeQueriesLaunch& l, const DecodeQueriesKern
   if (decode_partitions_blocks(l) == 0) return;
   DecodeQueriesKernelArgs a = checked;  // (the copy kind and the grid split are settled at launch)
   CUtensorMap slots{};  // (all zero: unused without kTensorRows)
-  if ((a.flags & kTensorRows) && !launcher::encode_slots_map(a, slots)) a.flags &= ~kTensorRows;
   const int n = decode_queries_rows(l);
-  a.ctas_per_bh = launcher::ctas_per_bh(l, decode_queries_ctas_per_sm(n), kFn);
-  const std::int64_t blocks = static_cast<std::int64_t>(l.num_seqs) * l.num_kv_heads * a.ctas_per_bh;
+  const std::int64_t blocks = launcher::settle_grid(l, a, slots, decode_queries_ctas_per_sm(n), kFn);
   auto stream = static_cast<cudaStream_t>(l.stream);
   switch (l.qg) {
     case 6: launch_rows<6>(n, a, slots, blocks, stream); break;
