@@ -75,6 +75,14 @@ UQ_SM90_HOST_DEVICE constexpr int decode_pv_split(int qg) { return decode_pv_spl
 // either way (the same arithmetic).
 UQ_SM90_HOST_DEVICE constexpr int decode_qk_batch(int n, bool queries) { return !queries ? 8 : n <= 24 ? 4 : 2; }
 
+// Whether the tile loop holds its per-lane constants (offsets, selectors, token rows) in
+// registers (ptx::keep_live) instead of letting ptxas recompute them from threadIdx.x at every
+// use: only where the instance has the registers for them, N = 8 (145 of 168 registers, 160
+// with them; 50.3 -> 46.7 instructions per token) and N = 24 (244 of 255; 75.6 -> 69.5), both
+// faster on the H200. At N = 16 (168 with spills either way) the spills grew and the loop got
+// slower; N = 32 (255 with spills) was not measured (docs/perf-log/2026-12-06-sm90-lane-constants.md).
+UQ_SM90_HOST_DEVICE constexpr bool decode_keeps_lane_constants(int n) { return n == 8 || n == 24; }
+
 // CTAs per SM of every partition-kernel instance (its launch bounds: 12 warps, <= 168
 // registers) and its ring depth (4 stages: 3 tiles in flight while one is computed). (Caches
 // with several KV heads or padded slots once took a 4-CTA, 128-register, 3-stage instance

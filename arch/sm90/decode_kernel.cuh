@@ -300,11 +300,18 @@ __device__ __forceinline__ void decode_body(const Args& a, const CUtensorMap& sl
   int lim_min = 0;
   if constexpr (kQueries) lim_min = row_limit<QG>(sq, sv.L, 0);
 
-  // ---- per-lane constants
-  const int tokA = 16 * warp + g, tokB = 16 * warp + 8 + ((g + 4) & 7);  // QK rows g, g + 8
+  // ---- per-lane constants, fixed for the CTA's life. Left to itself, ptxas recomputes the ones
+  // the tile loop uses from threadIdx.x at every use (4.2 warp instructions per token at QG 6:
+  // the audit of docs/perf-log/2026-12-05-sm90-instruction-budget.md); `lane_constant` holds
+  // them in registers where the instance has the registers (decode_keeps_lane_constants).
+  constexpr bool kKeepLane = decode_keeps_lane_constants(N);
+  const auto lane_constant = [](auto x) { return ptx::keep_live_if<kKeepLane>(x); };
+  // QK rows g, g + 8
+  const int tokA = lane_constant(16 * warp + g), tokB = lane_constant(16 * warp + 8 + ((g + 4) & 7));
   // K ldmatrix: lane gives row (lane % 8) of matrix lane / 8 = (row half, group parity)
   const int kmi = lane >> 3, kr = lane & 7;
-  const std::uint32_t koff = (16 * warp + ((kmi & 1) ? 8 + ((kr + 4) & 7) : kr)) * kRowBytes + 16 * (kmi >> 1);
+  const std::uint32_t koff =
+      lane_constant((16 * warp + ((kmi & 1) ? 8 + ((kr + 4) & 7) : kr)) * kRowBytes + 16 * (kmi >> 1));
   // V ldmatrix (transposing): matrix mi = (chunk c0 or c1, k half); rows are the k-step's
   // tokens in P.V k order. Logical chunks 2w, 2w + 1 of the 8 "16-byte chunks" of V codes;
   // the slot's V codes start 8 bytes into a 16-byte piece, so physical piece c (row bytes
@@ -313,8 +320,8 @@ __device__ __forceinline__ void decode_body(const Args& a, const CUtensorMap& sl
   const int vmi = lane >> 3;
   const int vtok = pv_token(8 * (vmi & 1) + (lane & 7));
   const int vpiece = warp == 0 ? ((vmi < 2) ? 0 : 8) : ((vmi < 2) ? 2 * warp : 2 * warp + 1);
-  const std::uint32_t voff = vtok * kRowBytes + 128 + 16 * vpiece;
-  const std::uint32_t voff1 = vtok * kRowBytes + 128 + 16 * 1;  // warp 0's chunk 1 (x2)
+  const std::uint32_t voff = lane_constant(vtok * kRowBytes + 128 + 16 * vpiece);
+  const std::uint32_t voff1 = lane_constant(vtok * kRowBytes + 128 + 16 * 1);  // warp 0's chunk 1 (x2)
   const int d0 = (64 * warp - 16 + 4 * g) & 255, d1 = 64 * warp + 16 + 4 * g;
   const int G0 = d0 >> 5;  // row g's scale group; row g + 8's is G0 + 1 (mod 8): d1 = d0 + 32 (mod 256)
   // The V scale multipliers of a tile: after the QK every warp is done with the stage's K
@@ -325,13 +332,18 @@ __device__ __forceinline__ void decode_body(const Args& a, const CUtensorMap& sl
   // entries (s, t, j) = tau / 4 with G = 2 (tau % 4) and 2 (tau % 4) + 1.
   const int pc = tid >> 2, pq = tid & 3;
   const int ps = pc >> 3, pt = (pc >> 1) & 3, pj = pc & 1;
-  const int ptokA = 16 * ps + (pj ? 4 + pt : pt), ptokB = 16 * ps + (pj ? 8 + pt : 12 + pt);
+  const int ptokA = lane_constant(16 * ps + (pj ? 4 + pt : pt));
+  const int ptokB = lane_constant(16 * ps + (pj ? 8 + pt : 12 + pt));
   const int pG0 = 2 * pq;  // groups 2q, 2q + 1, 2q + 2 (mod 8) make entries G = 2q and 2q + 1
-  const std::uint32_t ptab = pc * kRowBytes + pG0 * 16;
-  const std::uint32_t psel0 = ue8m0_pair_selector(pG0 & 3), psel1 = ue8m0_pair_selector((pG0 + 1) & 3),
-                      psel2 = ue8m0_pair_selector((pG0 + 2) & 3);
-  const int pw0 = pG0 >> 2, pw2 = ((pG0 + 2) & 7) >> 2;  // scale word of groups 2q (= 2q + 1's) and 2q + 2
-  const std::uint32_t vtab = (2 * t) * kRowBytes + G0 * 16;  // consumer: entry (0, t, 0, G0)
+  const std::uint32_t ptab = lane_constant(pc * kRowBytes + pG0 * 16);
+  const std::uint32_t psel0 = lane_constant(ue8m0_pair_selector(pG0 & 3));
+  const std::uint32_t psel1 = lane_constant(ue8m0_pair_selector((pG0 + 1) & 3));
+  const std::uint32_t psel2 = lane_constant(ue8m0_pair_selector((pG0 + 2) & 3));
+  // scale word of groups 2q (= 2q + 1's) and 2q + 2
+  const int pw0 = lane_constant(pG0 >> 2), pw2 = lane_constant(((pG0 + 2) & 7) >> 2);
+  const std::uint32_t vtab = lane_constant((2 * t) * kRowBytes + G0 * 16);  // consumer: entry (0, t, 0, G0)
+  // P^T store of the lane's column c (row col_row(c, t) = 8 (c >> 1) + 2 t + (c & 1)): p_lane + (c >> 1) 128 + (c & 1) 16
+  const std::uint32_t p_lane = lane_constant(p_a + (warp * 2 + (g >> 2)) * NB * 128 + 32 * t + 4 * (g & 3));
   const std::uint64_t qdesc = ptx::smem_desc(q_a, NB * 128, 128);
   const std::uint64_t pdesc = ptx::smem_desc(p_a, NB * 128, 128);
   constexpr std::uint64_t kGroupStep = desc_step(N);
@@ -514,10 +526,7 @@ __device__ __forceinline__ void decode_body(const Args& a, const CUtensorMap& sl
       // P' = bf16(2^kPvShift p) = 2^kPvShift bf16(p) (a power of two; the two differ only for
       // p < 2^-122, on bf16's subnormal grid, by < 2^-126): the part of V's scale P^T carries
       const std::uint32_t pp = ptx::pack_bf16x2(pA * kPvShiftFactor, pB * kPvShiftFactor);
-      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(p_a + ((warp * 2 + (g >> 2)) * NB + (row >> 3)) * 128 + (row & 7) * 16 +
-                                                        4 * (g & 3)),
-                   "r"(pp)
-                   : "memory");
+      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(p_lane + (c >> 1) * 128 + (c & 1) * 16), "r"(pp) : "memory");
     }
     if (moved) {
 #pragma unroll

@@ -288,6 +288,19 @@ __device__ __forceinline__ void reg_fence(float& r) { asm volatile("" : "+f"(r):
 __device__ __forceinline__ void reg_fence(std::uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
 __device__ __forceinline__ void reg_fence(std::uint64_t& r) { asm volatile("" : "+l"(r)::"memory"); }
 
+// x, held in a register from here on: ptxas rematerialises values computed from threadIdx.x
+// at their uses when registers are scarce, but it cannot recompute a shuffle's result.
+__device__ __forceinline__ std::uint32_t keep_live(std::uint32_t x) {
+  return __shfl_sync(0xffffffffu, x, static_cast<int>(threadIdx.x & 31u));
+}
+__device__ __forceinline__ int keep_live(int x) { return static_cast<int>(keep_live(static_cast<std::uint32_t>(x))); }
+// keep_live(x) when kKeep, else x as it is (left to ptxas).
+template <bool kKeep, class T>
+__device__ __forceinline__ T keep_live_if(T x) {
+  if constexpr (kKeep) return keep_live(x);
+  else return x;
+}
+
 // x, opaque to the compiler from here on: what is computed from it is computed where it is
 // used, not hoisted out of the loops around as a loop invariant (a register live across them).
 __device__ __forceinline__ int opaque(int x) {
