@@ -342,8 +342,10 @@ __device__ __forceinline__ void decode_body(const Args& a, const CUtensorMap& sl
   // scale word of groups 2q (= 2q + 1's) and 2q + 2
   const int pw0 = lane_constant(pG0 >> 2), pw2 = lane_constant(((pG0 + 2) & 7) >> 2);
   const std::uint32_t vtab = lane_constant((2 * t) * kRowBytes + G0 * 16);  // consumer: entry (0, t, 0, G0)
-  // P^T store of the lane's column c (row col_row(c, t) = 8 (c >> 1) + 2 t + (c & 1)): p_lane + (c >> 1) 128 + (c & 1) 16
-  const std::uint32_t p_lane = lane_constant(p_a + (warp * 2 + (g >> 2)) * NB * 128 + 32 * t + 4 * (g & 3));
+  // P^T store of the lane's column c: p_lane + p_column(c). Row col_row(c, t) = col_row(c, 0) + 2 t
+  // with 2 t + (c & 1) < 8, so t moves only the row within its block of 8 (16 bytes a row).
+  const std::uint32_t p_lane = lane_constant(p_a + (warp * 2 + (g >> 2)) * NB * 128 + 16 * (2 * t) + 4 * (g & 3));
+  const auto p_column = [](int c) { return (col_row(c, 0) >> 3) * 128 + (col_row(c, 0) & 7) * 16; };
   const std::uint64_t qdesc = ptx::smem_desc(q_a, NB * 128, 128);
   const std::uint64_t pdesc = ptx::smem_desc(p_a, NB * 128, 128);
   constexpr std::uint64_t kGroupStep = desc_step(N);
@@ -526,7 +528,7 @@ __device__ __forceinline__ void decode_body(const Args& a, const CUtensorMap& sl
       // P' = bf16(2^kPvShift p) = 2^kPvShift bf16(p) (a power of two; the two differ only for
       // p < 2^-122, on bf16's subnormal grid, by < 2^-126): the part of V's scale P^T carries
       const std::uint32_t pp = ptx::pack_bf16x2(pA * kPvShiftFactor, pB * kPvShiftFactor);
-      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(p_lane + (c >> 1) * 128 + (c & 1) * 16), "r"(pp) : "memory");
+      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(p_lane + p_column(c)), "r"(pp) : "memory");
     }
     if (moved) {
 #pragma unroll
